@@ -1,0 +1,40 @@
+// Where sequence s, step t lives in memory: the strided view the kernels read and write.
+//
+// The Python side moves the scanned axis last, merges batch axes that are contiguous with each
+// other, and fills this struct (rtscan/_layout.py mirrors it field for field with ctypes). All
+// counts and strides are 64-bit and in elements, so no index wraps past 2^31.
+#pragma once
+
+namespace rtscan {
+
+constexpr int MAX_BATCH_RANK = 4;
+
+struct SeqLayout {
+    long long length;                     // steps per sequence (L)
+    long long num_seqs;                   // independent sequences (S), the product of batch_size
+    long long batch_rank;                 // how many batch axes remain after merging
+    long long batch_size[MAX_BATCH_RANK];
+    long long in_batch_stride[MAX_BATCH_RANK];   // shared by a and b
+    long long out_batch_stride[MAX_BATCH_RANK];
+    long long in_time_stride;             // may be negative: reverse=True walks memory backwards
+    long long out_time_stride;
+    long long in_origin;                  // element offset of step 0 of sequence 0
+    long long out_origin;
+};
+
+// Element offsets of step 0 of sequence `seq`, with the batch axes in C order (last axis fastest),
+// the same order in which h0 holds one state per sequence.
+__device__ __forceinline__ void sequence_origins(const SeqLayout& layout, long long seq,
+                                                 long long& in_offset, long long& out_offset) {
+    in_offset = layout.in_origin;
+    out_offset = layout.out_origin;
+    for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {
+        const long long size = layout.batch_size[axis];
+        const long long index = seq % size;
+        seq /= size;
+        in_offset += index * layout.in_batch_stride[axis];
+        out_offset += index * layout.out_batch_stride[axis];
+    }
+}
+
+}  // namespace rtscan

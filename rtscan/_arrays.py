@@ -1,0 +1,228 @@
+"""Arrays in and out: PyTorch, CuPy, NumPy, and anything exposing __cuda_array_interface__ or
+__dlpack__. Each argument becomes an ArrayView (pointer, shape, strides in elements, dtype,
+device), and the result is made by the input's own framework (torch in, torch out).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError, InputTypeError
+
+SUPPORTED_DTYPES = ("float32",)
+_ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class ArrayView:
+    obj: Any
+    kind: str                   # "torch", "cupy", "numpy", "cuda_array_interface", "dlpack"
+    pointer: int                # device address of element 0 (host address for numpy)
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]    # in elements
+    dtype: str                  # numpy-style name: "float32"
+    device: int | None          # CUDA ordinal; None for host memory
+    keepalive: Any = None       # a DLPack capsule that must outlive the pointer's use
+
+    @property
+    def itemsize(self) -> int:
+        return _ITEMSIZE.get(self.dtype, 0)
+
+    @property
+    def size(self) -> int:
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return count
+
+    def extent_bytes(self) -> tuple[int, int]:
+        """[first, last) byte addresses the view can touch; empty views touch nothing."""
+        if self.size == 0:
+            return (self.pointer, self.pointer)
+        low = high = 0
+        for extent, stride in zip(self.shape, self.strides):
+            if stride < 0:
+                low += (extent - 1) * stride
+            else:
+                high += (extent - 1) * stride
+        return (self.pointer + low * self.itemsize, self.pointer + (high + 1) * self.itemsize)
+
+
+def _module_of(obj: Any) -> str:
+    return type(obj).__module__.split(".", 1)[0]
+
+
+def _torch_view(name: str, tensor: Any) -> ArrayView:
+    import torch
+
+    if not tensor.is_cuda:
+        raise InputError(f"{name} is a torch tensor on {tensor.device}; pass a CUDA tensor, or a NumPy array "
+                         f"to have rtscan copy it to the GPU and back")
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if tensor.requires_grad and torch.is_grad_enabled():
+        raise InputError(f"{name} requires grad, and rtscan.scan has no autograd yet; pass {name}.detach() "
+                         f"or call inside torch.no_grad()")
+    return ArrayView(tensor, "torch", tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), dtype,
+                     tensor.device.index)
+
+
+def _cupy_view(name: str, array: Any) -> ArrayView:
+    itemsize = array.dtype.itemsize
+    return ArrayView(array, "cupy", int(array.data.ptr), tuple(array.shape),
+                     tuple(s // itemsize for s in array.strides), str(array.dtype), int(array.device.id))
+
+
+def _numpy_view(name: str, array: np.ndarray) -> ArrayView:
+    itemsize = array.dtype.itemsize
+    return ArrayView(array, "numpy", int(array.ctypes.data), tuple(array.shape),
+                     tuple(s // itemsize for s in array.strides), str(array.dtype), None)
+
+
+def _device_of_pointer(name: str, pointer: int) -> int:
+    from . import _driver
+
+    drv = _driver.driver()
+    attribute = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    return int(_driver.call("cuPointerGetAttribute", drv.cuPointerGetAttribute(attribute, pointer)))
+
+
+_TYPESTR = {"<f4": "float32", "<f8": "float64", "<f2": "float16"}
+
+
+def _cai_view(name: str, obj: Any) -> ArrayView:
+    interface = obj.__cuda_array_interface__
+    shape = tuple(interface["shape"])
+    dtype = _TYPESTR.get(interface["typestr"], interface["typestr"])
+    itemsize = _ITEMSIZE.get(dtype, 1)
+    if interface.get("strides") is None:
+        strides, running = [], 1
+        for extent in reversed(shape):
+            strides.insert(0, running)
+            running *= extent
+    else:
+        strides = [s // itemsize for s in interface["strides"]]
+    pointer = int(interface["data"][0])
+    device = _device_of_pointer(name, pointer) if pointer else 0
+    return ArrayView(obj, "cuda_array_interface", pointer, shape, tuple(strides), dtype, device)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+_DL_FLOAT, _DL_BFLOAT = 2, 4
+
+
+def _dlpack_view(name: str, obj: Any) -> ArrayView:
+    capsule = obj.__dlpack__()
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    # DLManagedTensor starts with its DLTensor; the capsule keeps ownership (and calls the deleter).
+    tensor = _DLTensor.from_address(get_pointer(capsule, b"dltensor"))
+    if tensor.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+        raise InputError(f"{name} is a DLPack tensor on device type {tensor.device.device_type}, not CUDA memory")
+    bits, code = tensor.dtype.bits, tensor.dtype.code
+    dtype = {(_DL_FLOAT, 32): "float32", (_DL_FLOAT, 64): "float64", (_DL_FLOAT, 16): "float16",
+             (_DL_BFLOAT, 16): "bfloat16"}.get((code, bits), f"dlpack(code={code}, bits={bits})")
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    if tensor.strides:
+        strides = tuple(tensor.strides[i] for i in range(tensor.ndim))
+    else:
+        strides_list, running = [], 1
+        for extent in reversed(shape):
+            strides_list.insert(0, running)
+            running *= extent
+        strides = tuple(strides_list)
+    pointer = (tensor.data or 0) + tensor.byte_offset
+    return ArrayView(obj, "dlpack", pointer, shape, strides, dtype, tensor.device.device_id, keepalive=capsule)
+
+
+def view(name: str, obj: Any) -> ArrayView:
+    """Read an argument; TypeError naming it when no interface is recognised."""
+    module = _module_of(obj)
+    if module == "torch" and "torch" in sys.modules and isinstance(obj, sys.modules["torch"].Tensor):
+        return _torch_view(name, obj)
+    if module == "cupy" and "cupy" in sys.modules and isinstance(obj, sys.modules["cupy"].ndarray):
+        return _cupy_view(name, obj)
+    if isinstance(obj, np.ndarray):
+        return _numpy_view(name, obj)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _cai_view(name, obj)
+    if hasattr(obj, "__dlpack__"):
+        return _dlpack_view(name, obj)
+    raise InputTypeError(f"{name} must be a GPU array (PyTorch, CuPy, __cuda_array_interface__, __dlpack__) or a "
+                         f"NumPy array, got {type(obj).__module__}.{type(obj).__qualname__}")
+
+
+def check_dtype(name: str, array: ArrayView) -> None:
+    if array.dtype not in SUPPORTED_DTYPES:
+        raise InputTypeError(f"{name} has dtype {array.dtype}; rtscan supports {', '.join(SUPPORTED_DTYPES)} "
+                             f"for now")
+
+
+def empty_like(array: ArrayView) -> ArrayView:
+    """A new uninitialised result of the input's own kind, keeping its layout where dense."""
+    if array.kind == "torch":
+        import torch
+
+        return view("out", torch.empty_like(array.obj, memory_format=torch.preserve_format))
+    if array.kind == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(array.device):
+            return view("out", cupy.empty_like(array.obj))
+    if array.kind == "numpy":
+        return view("out", np.empty_like(array.obj))
+    raise InputTypeError(f"rtscan cannot allocate a result of the kind of a ({array.kind}); pass out=")
+
+
+def default_stream(array: ArrayView) -> int:
+    """The stream the input's framework is using now; the legacy default stream otherwise."""
+    if array.kind == "torch":
+        import torch
+
+        return int(torch.cuda.current_stream(array.device).cuda_stream)
+    if array.kind == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(array.device):
+            return int(cupy.cuda.get_current_stream().ptr)
+    if array.kind == "cuda_array_interface":
+        stream = array.obj.__cuda_array_interface__.get("stream")
+        return int(stream) if stream else 0
+    return 0
+
+
+def stream_handle(stream: Any) -> int:
+    """A stream handle from an int, a cuda.core Stream, a torch or CuPy stream."""
+    if isinstance(stream, bool):
+        raise InputTypeError("stream must be a stream handle or stream object, got a bool")
+    if isinstance(stream, int):
+        return stream
+    if hasattr(stream, "__cuda_stream__"):
+        return int(stream.__cuda_stream__()[1])
+    if hasattr(stream, "cuda_stream"):
+        return int(stream.cuda_stream)
+    if hasattr(stream, "ptr"):
+        return int(stream.ptr)
+    if hasattr(stream, "handle"):
+        return int(stream.handle)
+    raise InputTypeError(f"stream must be an int handle, a cuda.core Stream, or a torch or CuPy stream, "
+                         f"got {type(stream).__qualname__}")

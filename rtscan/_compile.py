@@ -1,0 +1,229 @@
+"""NVRTC: CUDA C++ from kernels_cu/ straight to CUBIN for one exact sm_XY, with an on-disk cache.
+
+Templates are instantiated through NVRTC name expressions; their lowered (mangled) names are kept
+beside the cubin, because a cache hit needs them without running NVRTC again.
+
+Cache entries live in $RTSCAN_CACHE_DIR, else $XDG_CACHE_HOME/rtscan, else ~/.cache/rtscan, in a
+subfolder per key schema. The key is a SHA-256 over labelled fields: key schema, rtscan version,
+a hash of every file under kernels_cu/, the NVRTC version, the exact option bytes, the arch and the
+name expressions. Entries are written to a temporary file and renamed into place; an entry that
+is corrupt or unreadable is a miss, and a cache folder that cannot be created or written means
+compiling in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import __version__
+from .errors import CompileError
+
+KEY_SCHEMA = 1
+_ENTRY_MAGIC = b"RTSCAN-CUBIN-1\n"
+_ARCH_PATTERN = re.compile(r"^sm_(\d+)([a-z]?)$")
+
+
+def kernels_dir() -> Path:
+    """kernels_cu/: inside the installed package, or beside it in a source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "kernels_cu", here.parent / "kernels_cu"):
+        if (candidate / "affine.cuh").is_file():
+            return candidate
+    raise FileNotFoundError(f"kernels_cu/ not found next to {here}")
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """What NVRTC is asked to do; `arguments()` gives the exact option strings (part of the key)."""
+
+    arch: str                                  # exact target, e.g. "sm_90"
+    std: str = "c++17"
+    defines: tuple[tuple[str, str], ...] = ()  # extra -D NAME=VALUE, e.g. test-only perturbations
+    line_info: bool = True                     # source lines in SASS for Nsight; no runtime cost
+
+    def __post_init__(self) -> None:
+        if not _ARCH_PATTERN.match(self.arch):
+            raise ValueError(f"arch must look like 'sm_90', got {self.arch!r}")
+
+    def arguments(self, include_dirs: tuple[str, ...]) -> tuple[str, ...]:
+        args = [f"-arch={self.arch}", f"-std={self.std}", "-default-device"]
+        if self.line_info:
+            args.append("-lineinfo")
+        args += [f"-D{name}={value}" for name, value in self.defines]
+        args += [f"-I{path}" for path in include_dirs]
+        return tuple(args)
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    cubin: bytes
+    lowered_names: dict[str, str] = field(hash=False)  # name expression -> mangled symbol
+    from_cache: bool = False
+
+
+def nvrtc_version() -> tuple[int, int]:
+    from cuda.bindings import nvrtc
+
+    result = nvrtc.nvrtcVersion()
+    _check_nvrtc(result[0], "nvrtcVersion")
+    return int(result[1]), int(result[2])
+
+
+def _check_nvrtc(err, call: str) -> None:
+    if int(err) != 0:
+        raise CompileError(f"{call} failed: {err!r}", log="", options=(), arch="?")
+
+
+def _include_dirs() -> tuple[str, ...]:
+    dirs = [str(kernels_dir())]
+    try:  # CUDA's own headers (cuda_fp16.h and friends), from the nvidia-cuda-runtime wheel
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        cuda_include = find_nvidia_header_directory("cudart")
+        if cuda_include:
+            dirs.append(str(cuda_include))
+    except Exception:  # headers are optional while no kernel includes them
+        pass
+    return tuple(dirs)
+
+
+_kernels_hash_lock = threading.Lock()
+_kernels_hash_memo: dict[tuple, str] = {}
+
+
+def kernels_hash() -> str:
+    """SHA-256 over the names and bytes of every file under kernels_cu/."""
+    root = kernels_dir()
+    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    with _kernels_hash_lock:
+        if stamp in _kernels_hash_memo:
+            return _kernels_hash_memo[stamp]
+        digest = hashlib.sha256()
+        for path in files:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+        _kernels_hash_memo[stamp] = digest.hexdigest()
+        return _kernels_hash_memo[stamp]
+
+
+def cache_dir() -> Path:
+    if os.environ.get("RTSCAN_CACHE_DIR"):
+        base = Path(os.environ["RTSCAN_CACHE_DIR"])
+    elif os.environ.get("XDG_CACHE_HOME"):
+        base = Path(os.environ["XDG_CACHE_HOME"]) / "rtscan"
+    else:
+        base = Path.home() / ".cache" / "rtscan"
+    return base / f"v{KEY_SCHEMA}"
+
+
+def cache_key(source: str, name_expressions: tuple[str, ...], options: tuple[str, ...], arch: str) -> str:
+    major, minor = nvrtc_version()
+    fields = [
+        ("key_schema", str(KEY_SCHEMA)),
+        ("rtscan", __version__),
+        ("kernels_cu", kernels_hash()),
+        ("nvrtc", f"{major}.{minor}"),
+        ("options", json.dumps(list(options))),
+        ("arch", arch),
+        ("source", source),
+        ("name_expressions", json.dumps(list(name_expressions))),
+    ]
+    digest = hashlib.sha256()
+    for label, value in fields:
+        digest.update(f"{label}={value}\n".encode())
+    return digest.hexdigest()
+
+
+def _read_entry(path: Path, name_expressions: tuple[str, ...]) -> CompiledModule | None:
+    """A well-formed entry, or None for anything missing, unreadable or corrupt."""
+    try:
+        raw = path.read_bytes()
+        if not raw.startswith(_ENTRY_MAGIC):
+            return None
+        header_line, cubin = raw[len(_ENTRY_MAGIC):].split(b"\n", 1)
+        header = json.loads(header_line)
+        if header.get("sha256") != hashlib.sha256(cubin).hexdigest():
+            return None
+        lowered = header["lowered_names"]
+        if not isinstance(lowered, dict) or set(lowered) != set(name_expressions):
+            return None
+        return CompiledModule(cubin=cubin, lowered_names=dict(lowered), from_cache=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_entry(path: Path, module: CompiledModule) -> bool:
+    """Atomically store an entry; False (and no exception) when the folder is not writable."""
+    header = json.dumps({"sha256": hashlib.sha256(module.cubin).hexdigest(), "lowered_names": module.lowered_names})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_ENTRY_MAGIC + header.encode() + b"\n" + module.cubin)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+        return True
+    except OSError:
+        return False
+
+
+def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> CompiledModule:
+    """Compile kernels_cu/<source> with NVRTC, no cache involved."""
+    from cuda.bindings import nvrtc
+
+    arguments = options.arguments(_include_dirs())
+    text = (kernels_dir() / source).read_bytes()
+    err, program = nvrtc.nvrtcCreateProgram(text, source.encode(), 0, [], [])
+    _check_nvrtc(err, "nvrtcCreateProgram")
+    try:
+        for expression in name_expressions:
+            (err,) = nvrtc.nvrtcAddNameExpression(program, expression.encode())
+            _check_nvrtc(err, "nvrtcAddNameExpression")
+        (compile_err,) = nvrtc.nvrtcCompileProgram(program, len(arguments), [a.encode() for a in arguments])
+        err, log_size = nvrtc.nvrtcGetProgramLogSize(program)
+        log_buffer = b" " * log_size
+        nvrtc.nvrtcGetProgramLog(program, log_buffer)
+        log = log_buffer.rstrip(b"\0 ").decode(errors="replace")
+        if int(compile_err) != 0:
+            raise CompileError(f"NVRTC could not compile {source}: {compile_err!r}", log=log,
+                               options=arguments, arch=options.arch)
+        err, size = nvrtc.nvrtcGetCUBINSize(program)
+        _check_nvrtc(err, "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(program, cubin)
+        _check_nvrtc(err, "nvrtcGetCUBIN")
+        lowered = {}
+        for expression in name_expressions:
+            err, name = nvrtc.nvrtcGetLoweredName(program, expression.encode())
+            _check_nvrtc(err, "nvrtcGetLoweredName")
+            lowered[expression] = name.decode()
+        return CompiledModule(cubin=bytes(cubin), lowered_names=lowered)
+    finally:
+        nvrtc.nvrtcDestroyProgram(program)
+
+
+def compile_cached(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> CompiledModule:
+    """The cubin for these kernels: from the cache when a valid entry exists, else from NVRTC."""
+    arguments = options.arguments(_include_dirs())
+    key = cache_key(source, name_expressions, arguments, options.arch)
+    path = cache_dir() / f"{key}.cubin"
+    cached = _read_entry(path, name_expressions)
+    if cached is not None:
+        return cached
+    module = nvrtc_compile(source, name_expressions, options)
+    _write_entry(path, module)
+    return module

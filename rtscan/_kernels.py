@@ -1,0 +1,62 @@
+"""Kernels as loaded functions: compile (or take from the cache) per architecture, load per device."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from . import _compile, _driver
+from .registry import LaunchShape, Variant
+
+VECTOR_WIDTHS = (4, 1)  # every variant is built with 16-byte steps and with scalar steps
+
+_lock = threading.Lock()
+_modules: dict[tuple, _compile.CompiledModule] = {}   # (variant, arch, shapes) -> cubin
+_functions: dict[tuple, Any] = {}                     # (device, variant, shape) -> CUfunction
+_device_arch: dict[int, str] = {}
+
+
+def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[LaunchShape, ...]:
+    return tuple(variant.launch_shape(arch, dtype, vec) for vec in VECTOR_WIDTHS)
+
+
+def compile_variant(variant: Variant, arch: str, options: _compile.CompileOptions | None = None
+                    ) -> _compile.CompiledModule:
+    """All launch shapes of `variant` for `arch` in one NVRTC program (cached on disk)."""
+    options = options or _compile.CompileOptions(arch=arch)
+    shapes = shapes_for(variant, arch)
+    key = (variant.name, arch, shapes, options)
+    module = _modules.get(key)
+    if module is None:
+        with _lock:
+            module = _modules.get(key)
+            if module is None:
+                expressions = tuple(variant.name_expression(s) for s in shapes)
+                module = _compile.compile_cached(variant.source, expressions, options)
+                _modules[key] = module
+    return module
+
+
+def device_arch(device: int) -> str:
+    arch = _device_arch.get(device)
+    if arch is None:
+        arch = _device_arch.setdefault(device, _driver.arch_of(device))
+    return arch
+
+
+def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
+    """The loaded kernel for this device; the device's context must be current."""
+    key = (device, variant.name, shape)
+    loaded = _functions.get(key)
+    if loaded is None:
+        with _lock:
+            loaded = _functions.get(key)
+        if loaded is None:
+            module = compile_variant(variant, device_arch(device))
+            handle = _driver.load_module(module.cubin)
+            with _lock:
+                for s in shapes_for(variant, device_arch(device)):
+                    name = module.lowered_names[variant.name_expression(s)]
+                    _functions.setdefault((device, variant.name, s), _driver.get_function(handle, name))
+                loaded = _functions[key]
+    return loaded

@@ -1,0 +1,179 @@
+"""rtscan.scan: validate everything, then one launch. Nothing is launched or written for bad input."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+from . import _arrays, _driver, _kernels, _layout, _nvtx, _workspace, registry
+from .errors import InputError, InputTypeError
+
+_MAX_GRID = 2**31 - 1
+
+
+def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False, out: Any = None,
+         variant: str = "auto", stream: Any = None) -> Any:
+    """h[t] = a[t] * h[t-1] + b[t] along `dim` (h[-1] = h0, default 0); see the README for the contract."""
+    _nvtx.push("rtscan.scan")
+    try:
+        return _scan(a, b, h0, dim, reverse, out, variant, stream)
+    finally:
+        _nvtx.pop()
+
+
+def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
+    chosen = registry.resolve(variant_name)
+    if not isinstance(reverse, (bool, np.bool_)):
+        raise InputTypeError(f"reverse must be a bool, got {type(reverse).__name__}")
+    va, vb = _arrays.view("a", a), _arrays.view("b", b)
+    _arrays.check_dtype("a", va)
+    if vb.dtype != va.dtype:
+        raise InputTypeError(f"b has dtype {vb.dtype} but a has {va.dtype}; they must match")
+    if vb.shape != va.shape:
+        raise InputError(f"b has shape {vb.shape} but a has {va.shape}; they must match")
+    if (va.device is None) != (vb.device is None) or va.device != vb.device:
+        raise InputError(f"a and b must be on the same device, got {_where(va)} and {_where(vb)}")
+    axis = _layout.normalize_dim(dim, len(va.shape))
+    batch_shape = va.shape[:axis] + va.shape[axis + 1:]
+    vh0 = _check_h0(h0, va, batch_shape)
+    vout = _check_out(out, va) if out is not None else None
+    stream_handle = _arrays.stream_handle(stream) if stream is not None else None
+
+    if va.device is None:
+        return _scan_host(chosen, va, vb, vh0, vout, axis, bool(reverse), stream_handle)
+    if vb.strides != va.strides and va.size > 0:
+        raise InputError(f"b has strides {vb.strides} but a has {va.strides}; rtscan reads a and b with the same "
+                         f"strides (make both contiguous)")
+    if vout is None:
+        vout = _arrays.empty_like(va)
+    _check_aliasing(vout, va, vb)
+    if va.size == 0:
+        return vout.obj
+    if stream_handle is None:
+        stream_handle = _arrays.default_stream(va)
+    _launch(chosen, va, vb, vh0, vout, axis, bool(reverse), stream_handle)
+    return vout.obj
+
+
+def _where(array: _arrays.ArrayView) -> str:
+    return "host memory" if array.device is None else f"cuda:{array.device}"
+
+
+def _check_h0(h0, va, batch_shape):
+    if h0 is None:
+        return None
+    vh0 = _arrays.view("h0", h0)
+    if vh0.dtype != va.dtype:
+        raise InputTypeError(f"h0 has dtype {vh0.dtype} but a has {va.dtype}; they must match")
+    if vh0.shape != batch_shape:
+        raise InputError(f"h0 must have the shape of a without dim, {batch_shape}, got {vh0.shape}")
+    if vh0.device != va.device:
+        raise InputError(f"h0 is in {_where(vh0)} but a is in {_where(va)}")
+    expected, running = [], 1
+    for extent in reversed(vh0.shape):
+        expected.insert(0, running)
+        running *= extent
+    if any(s != e for s, e, n in zip(vh0.strides, expected, vh0.shape) if n > 1):
+        raise InputError(f"h0 must be contiguous (C order), got strides {vh0.strides}")
+    return vh0
+
+
+def _check_out(out, va):
+    vout = _arrays.view("out", out)
+    if vout.dtype != va.dtype:
+        raise InputTypeError(f"out has dtype {vout.dtype} but a has {va.dtype}; they must match")
+    if vout.shape != va.shape:
+        raise InputError(f"out must have the shape of a, {va.shape}, got {vout.shape}")
+    if vout.device != va.device:
+        raise InputError(f"out is in {_where(vout)} but a is in {_where(va)}")
+    if va.device is None and not vout.obj.flags.writeable:
+        raise InputError("out is a read-only NumPy array")
+    # Every element of out must have its own address, or two steps would write one place.
+    spans = sorted((abs(s), n) for s, n in zip(vout.strides, vout.shape) if n > 1)
+    reach = 1
+    for stride, extent in spans:
+        if stride < reach:
+            raise InputError(f"out has overlapping elements (strides {vout.strides}, shape {vout.shape})")
+        reach = stride * extent
+    return vout
+
+
+def _check_aliasing(vout, va, vb):
+    """out may be a or b itself (each tile reads its steps before writing them), nothing in between."""
+    out_low, out_high = vout.extent_bytes()
+    for name, source in (("a", va), ("b", vb)):
+        low, high = source.extent_bytes()
+        same = source.pointer == vout.pointer and source.strides == vout.strides
+        if not same and low < out_high and out_low < high:
+            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory or "
+                             f"out={name} exactly")
+
+
+def _vector_width(plan: _layout.Plan, *views: _arrays.ArrayView) -> int:
+    if not plan.unit_time_stride:
+        return 1
+    if any(v.pointer % 16 for v in views) or any(offset % 4 for offset in plan.element_offsets):
+        return 1
+    return 4
+
+
+def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
+    device = va.device
+    _driver.make_current(device)
+    plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
+    vec = _vector_width(plan, va, vb, vout)
+    arch = _kernels.device_arch(device)
+    shape = chosen.launch_shape(arch, va.dtype, vec)
+    tiles_per_seq = -(-plan.length // shape.tile)
+    num_tiles = tiles_per_seq * plan.num_seqs
+    if num_tiles > _MAX_GRID:
+        raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
+                         f"more than one launch can hold ({_MAX_GRID})")
+    function = _kernels.function(device, chosen, shape)
+    workspace = _workspace.acquire(device, stream_handle, num_tiles)
+    arguments = (
+        ctypes.c_void_p(va.pointer), ctypes.c_void_p(vb.pointer), ctypes.c_void_p(vout.pointer),
+        ctypes.c_void_p(vh0.pointer if vh0 is not None else 0), plan.layout, workspace,
+        ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
+    )
+    pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
+    _driver.launch(function, num_tiles, shape.block_threads, stream_handle, ctypes.addressof(pointers))
+
+
+def _scan_host(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
+    """NumPy in, NumPy out: copy to the current GPU, scan, copy back, wait."""
+    arrays = {"a": va.obj, "b": vb.obj}
+    if vh0 is not None:
+        arrays["h0"] = vh0.obj
+    result = vout.obj if vout is not None else np.empty(va.shape, dtype=va.dtype)
+    if va.size == 0:
+        return result
+    device = 0
+    _driver.make_current(device)
+    stream = stream_handle if stream_handle is not None else 0
+    staged = {name: np.ascontiguousarray(array) for name, array in arrays.items()}
+    host_out = np.empty(va.shape, dtype=va.dtype)
+    pointers: dict[str, int] = {}
+    try:
+        for name, array in [*staged.items(), ("out", host_out)]:
+            pointers[name] = _driver.alloc(array.nbytes)
+        for name, array in staged.items():
+            _driver.copy_to_device(pointers[name], array.ctypes.data, array.nbytes, stream)
+        views = {name: _device_view(array, pointers[name], device) for name, array in
+                 [*staged.items(), ("out", host_out)]}
+        _launch(chosen, views["a"], views["b"], views.get("h0"), views["out"], axis, reverse, stream)
+        _driver.copy_to_host(host_out.ctypes.data, pointers["out"], host_out.nbytes, stream)
+        _driver.synchronize(stream)
+    finally:
+        for pointer in pointers.values():
+            _driver.free(pointer)
+    result[...] = host_out
+    return result
+
+
+def _device_view(array: np.ndarray, pointer: int, device: int) -> _arrays.ArrayView:
+    itemsize = array.dtype.itemsize
+    return _arrays.ArrayView(array, "numpy", pointer, array.shape, tuple(s // itemsize for s in array.strides),
+                             str(array.dtype), device)

@@ -1,0 +1,72 @@
+"""Look-back workspaces, one per (device, stream): calls on one stream run one after another on
+the GPU and can share one; calls on two streams never do. The layout is described in
+kernels_cu/tile_state.cuh. A new workspace is zeroed once; after that the kernel resets its own
+counters and advances a generation, so no per-call memset is needed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+
+from . import _driver
+from .errors import RtscanError
+
+HEADER_BYTES = 16           # four 32-bit counters, keeps the descriptor arrays 16-byte aligned
+DESCRIPTOR_BYTES = 3 * 8    # inclusive, aggregate_a, aggregate_b words per tile
+MIN_CAPACITY = 1024
+_PER_THREAD_STREAM = 2      # CU_STREAM_PER_THREAD: a different stream in every thread
+
+
+class TileWorkspace(ctypes.Structure):
+    _fields_ = [("counters", ctypes.c_void_p), ("capacity", ctypes.c_longlong)]
+
+
+@dataclass
+class Workspace:
+    pointer: int
+    capacity: int
+
+
+_lock = threading.Lock()
+_workspaces: dict[tuple, Workspace] = {}
+
+
+def _key(device: int, stream: int) -> tuple:
+    return (device, stream, threading.get_ident() if stream == _PER_THREAD_STREAM else None)
+
+
+def acquire(device: int, stream: int, tiles: int) -> TileWorkspace:
+    """A workspace for `tiles` tiles on this stream; grows (geometrically) when too small."""
+    key = _key(device, stream)
+    workspace = _workspaces.get(key)
+    if workspace is None or workspace.capacity < tiles:
+        with _lock:
+            workspace = _workspaces.get(key)
+            if workspace is None or workspace.capacity < tiles:
+                workspace = _grow(key, workspace, stream, tiles)
+    return TileWorkspace(workspace.pointer, workspace.capacity)
+
+
+def _grow(key: tuple, old: Workspace | None, stream: int, tiles: int) -> Workspace:
+    if _driver.stream_is_capturing(stream):
+        raise RtscanError(
+            f"the look-back workspace for this stream must grow to {tiles} tiles, which cannot happen during "
+            f"CUDA graph capture; run rtscan.warmup() or one scan of the largest size on this stream before "
+            f"capturing")
+    capacity = max(tiles, MIN_CAPACITY, 2 * old.capacity if old else 0)
+    nbytes = HEADER_BYTES + DESCRIPTOR_BYTES * capacity
+    pointer = _driver.alloc(nbytes)
+    _driver.memset_async(pointer, 0, nbytes, stream)
+    if old is not None:  # earlier launches on this stream may still be reading it
+        _driver.synchronize(stream)
+        _driver.free(old.pointer)
+    workspace = Workspace(pointer, capacity)
+    _workspaces[key] = workspace
+    return workspace
+
+
+def reserve(device: int, stream: int, tiles: int) -> None:
+    """Grow this stream's workspace ahead of time, e.g. before CUDA graph capture."""
+    acquire(device, stream, tiles)

@@ -1,0 +1,80 @@
+"""The registry of scan algorithms: each variant is a kernel template, its launch shape and its
+memory-traffic model (bytes moved per element, the number the bandwidth figures are counted at)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import tuning
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    block_threads: int
+    items: int
+    vec: int  # 4: float4 loads and stores; 1: scalar, any stride
+
+    @property
+    def tile(self) -> int:
+        return self.block_threads * self.items
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    source: str          # file under kernels_cu/
+    template: str        # C++ template, instantiated as template<block_threads, items, vec>
+    description: str
+    passes: int          # kernel launches per call
+    table: dict          # tuning table in rtscan/tuning.py
+
+    def launch_shape(self, arch: str, dtype: str, vec: int) -> LaunchShape:
+        entry = tuning.lookup(self.table, arch, dtype)
+        return LaunchShape(entry["block_threads"], entry["items"], vec)
+
+    def name_expression(self, shape: LaunchShape) -> str:
+        return f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}>"
+
+    def traffic_bytes(self, elements: int, itemsize: int) -> int:
+        """Bytes the variant moves through device memory: read a and b, write h, once each."""
+        return 3 * itemsize * elements
+
+
+VARIANTS = {
+    "lookback_regs": Variant(
+        name="lookback_regs",
+        source="lookback.cu",
+        template="rtscan::lookback_scan",
+        description="single-pass decoupled look-back, several items per thread in registers, "
+                    "warp-parallel look-back, deterministic carry",
+        passes=1,
+        table=tuning.LOOKBACK_REGS,
+    ),
+}
+
+AUTO = "lookback_regs"
+
+
+def resolve(name: str) -> Variant:
+    if name == "auto":
+        name = AUTO
+    if name not in VARIANTS:
+        from .errors import InputError
+
+        raise InputError(f"variant must be 'auto' or one of {sorted(VARIANTS)}, got {name!r}")
+    return VARIANTS[name]
+
+
+def variants() -> list[dict]:
+    """Each variant with its tuning entries and traffic model, for `rtscan.variants()`."""
+    return [
+        {
+            "name": v.name,
+            "auto": v.name == AUTO,
+            "description": v.description,
+            "passes": v.passes,
+            "traffic_bytes_per_element": "3 * itemsize (read a, read b, write h)",
+            "tuning": {f"{arch}/{dtype}": dict(entry) for (arch, dtype), entry in v.table.items()},
+        }
+        for v in VARIANTS.values()
+    ]
