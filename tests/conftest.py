@@ -1,0 +1,66 @@
+"""Shared set-up for the suite.
+
+- RTSCAN_CACHE_DIR points at a fresh temporary folder for the whole session, set before rtscan is
+  imported (import compiles the auto kernels when a GPU is present), so no test writes ~/.cache.
+- Tests marked `gpu` skip, with the driver's own reason, where no GPU is usable or torch (which the
+  GPU tests use for device arrays) is not importable.
+- The `large` marker (over 2^31 elements, tens of GB of device memory) is registered here; large
+  tests are GPU tests and run by default on a GPU machine (deselect with -m "not large").
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+_SESSION_CACHE = tempfile.mkdtemp(prefix="rtscan-test-cache-")
+os.environ["RTSCAN_CACHE_DIR"] = _SESSION_CACHE
+
+import pytest  # noqa: E402
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and torch; skipped with the reason otherwise")
+    config.addinivalue_line("markers", "large: over 2^31 elements (tens of GB of GPU memory); a gpu test")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+def gpu_skip_reason() -> str | None:
+    """None when GPU tests can run here, else why not."""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - any import failure means no GPU tests
+        return f"GPU tests need torch, which is not importable: {exc}"
+    from rtscan import _driver
+
+    usable, why = _driver.gpu_status()
+    if not usable:
+        return f"no usable GPU: {why}"
+    if not torch.cuda.is_available():
+        return "the CUDA driver works but torch.cuda.is_available() is False"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    if not any(item.get_closest_marker("gpu") or item.get_closest_marker("large") for item in items):
+        return
+    reason = gpu_skip_reason()
+    for item in items:
+        if item.get_closest_marker("large") and not item.get_closest_marker("gpu"):
+            item.add_marker(pytest.mark.gpu)
+        if reason is not None and item.get_closest_marker("gpu"):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def rng(request):
+    """A generator with a freshly drawn seed, printed so a failure can be replayed."""
+    import numpy as np
+
+    seed = int.from_bytes(os.urandom(8), "little")
+    print(f"{request.node.nodeid}: numpy seed {seed}")
+    return np.random.default_rng(seed)
