@@ -1,0 +1,138 @@
+"""NVRTC compilation (rtscan/_compile.py, rtscan/_kernels.py) with no GPU: every variant for every
+supported architecture, CompileError for broken sources, CompileOptions."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import pytest
+
+from rtscan import CompileError, RtscanError, _compile, _kernels
+from rtscan.registry import VARIANTS
+
+ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
+EM_CUDA = 190  # ELF e_machine of NVIDIA CUDA objects
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_compile_every_variant(name, arch):
+    variant = VARIANTS[name]
+    module = _kernels.compile_variant(variant, arch)
+    cubin = module.cubin
+    assert len(cubin) > 64 and cubin[:4] == b"\x7fELF"
+    assert cubin[4] == 2, "a 64-bit ELF"
+    assert struct.unpack_from("<H", cubin, 18)[0] == EM_CUDA
+    # the target SM is in e_flags (bits 8-15 in current cubins, bits 0-7 in older ones)
+    flags = struct.unpack_from("<I", cubin, 48)[0]
+    assert int(arch[3:]) in ((flags >> 8) & 0xFF, flags & 0xFF), hex(flags)
+    expressions = [variant.name_expression(shape) for shape in _kernels.shapes_for(variant, arch)]
+    assert len(expressions) == len(_kernels.VECTOR_WIDTHS)
+    assert set(module.lowered_names) == set(expressions)
+    for expression in expressions:
+        lowered = module.lowered_names[expression]
+        assert lowered.startswith("_Z"), lowered  # a mangled C++ symbol
+        assert lowered.encode() in cubin, f"{lowered} is not a symbol of the cubin"
+    assert len(set(module.lowered_names.values())) == len(expressions)
+
+
+def test_compile_variant_is_memoised():
+    variant = next(iter(VARIANTS.values()))
+    assert _kernels.compile_variant(variant, "sm_90") is _kernels.compile_variant(variant, "sm_90")
+
+
+@pytest.fixture
+def kernels_copy(tmp_path, monkeypatch):
+    """A private copy of kernels_cu/ that rtscan compiles from; tests may add and edit files."""
+    folder = tmp_path / "kernels_cu"
+    shutil.copytree(_compile.kernels_dir(), folder)
+    monkeypatch.setattr(_compile, "kernels_dir", lambda: folder)
+    return folder
+
+
+BROKEN = """\
+#include "affine.cuh"
+__global__ void broken_kernel(float* out) {
+    out[0] = rtscan::multiply_add(1.0f, 2.0f 3.0f);
+}
+"""
+
+TINY = """\
+#include "affine.cuh"
+template <int N>
+__global__ void tiny_kernel(float* out) { out[threadIdx.x] = rtscan::multiply_add(float(N), 2.0f, 3.0f); }
+"""
+
+
+def test_broken_source_raises_compile_error_with_log(kernels_copy):
+    (kernels_copy / "broken.cu").write_text(BROKEN)
+    options = _compile.CompileOptions(arch="sm_90")
+    with pytest.raises(CompileError) as info:
+        _compile.nvrtc_compile("broken.cu", ("broken_kernel",), options)
+    error = info.value
+    assert isinstance(error, RtscanError)
+    assert "broken.cu" in error.log and "error" in error.log
+    assert "expected" in error.log  # NVRTC's words for the missing comma
+    assert error.arch == "sm_90"
+    assert "-arch=sm_90" in error.options and f"-I{kernels_copy}" in error.options
+    assert error.log in str(error) and "sm_90" in str(error)
+
+
+def test_unknown_name_expression_raises_compile_error(kernels_copy):
+    (kernels_copy / "tiny.cu").write_text(TINY)
+    with pytest.raises(CompileError) as info:
+        _compile.nvrtc_compile("tiny.cu", ("no_such_kernel<1>",), _compile.CompileOptions(arch="sm_80"))
+    assert "no_such_kernel" in info.value.log and info.value.arch == "sm_80"
+
+
+def test_tiny_kernel_compiles_with_its_lowered_names(kernels_copy):
+    (kernels_copy / "tiny.cu").write_text(TINY)
+    module = _compile.nvrtc_compile("tiny.cu", ("tiny_kernel<1>", "tiny_kernel<7>"),
+                                    _compile.CompileOptions(arch="sm_86"))
+    assert module.cubin[:4] == b"\x7fELF" and not module.from_cache
+    assert module.lowered_names["tiny_kernel<1>"] != module.lowered_names["tiny_kernel<7>"]
+    assert all(name.encode() in module.cubin for name in module.lowered_names.values())
+
+
+def test_defines_reach_the_compiler(kernels_copy):
+    (kernels_copy / "defined.cu").write_text(
+        "#if RTSCAN_TEST_FLAG != 3\n#error the define did not arrive\n#endif\n"
+        "__global__ void defined_kernel(float* out) { out[0] = 1.0f; }\n")
+    options = _compile.CompileOptions(arch="sm_90", defines=(("RTSCAN_TEST_FLAG", "3"),))
+    assert _compile.nvrtc_compile("defined.cu", ("defined_kernel",), options).cubin[:4] == b"\x7fELF"
+    with pytest.raises(CompileError, match="the define did not arrive"):
+        _compile.nvrtc_compile("defined.cu", ("defined_kernel",), _compile.CompileOptions(arch="sm_90"))
+
+
+@pytest.mark.parametrize("arch", ["sm90", "compute_90", "90", "sm_", "SM_90", "sm_90 ", "sm_x90", "", "sm_90ab"])
+def test_compile_options_reject_bad_arch(arch):
+    with pytest.raises(ValueError, match="arch"):
+        _compile.CompileOptions(arch=arch)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "sm_100", "sm_120"])
+def test_compile_options_accept_arch(arch):
+    assert f"-arch={arch}" in _compile.CompileOptions(arch=arch).arguments(())
+
+
+def test_compile_options_arguments():
+    options = _compile.CompileOptions(arch="sm_89", defines=(("A", "1"), ("B", "x")), line_info=False)
+    arguments = options.arguments(("/inc/one", "/inc/two"))
+    assert arguments[0] == "-arch=sm_89"
+    assert "-std=c++17" in arguments and "-lineinfo" not in arguments
+    assert "-DA=1" in arguments and "-DB=x" in arguments
+    assert arguments[-2:] == ("-I/inc/one", "-I/inc/two")
+    assert "-lineinfo" in _compile.CompileOptions(arch="sm_89").arguments(())
+
+
+def test_kernels_dir_holds_the_sources():
+    folder = _compile.kernels_dir()
+    assert (folder / "affine.cuh").is_file()
+    for variant in VARIANTS.values():
+        assert (folder / variant.source).is_file()
+
+
+def test_nvrtc_version():
+    major, minor = _compile.nvrtc_version()
+    assert major >= 12 and minor >= 0
