@@ -1,0 +1,79 @@
+"""rtscan/registry.py and rtscan/tuning.py: resolving variant names, launch shapes, the fallback to
+the nearest older architecture, and rtscan.variants()."""
+
+from __future__ import annotations
+
+import pytest
+
+import rtscan
+from rtscan import InputError, registry, tuning
+
+
+def test_auto_resolves_to_a_registered_variant():
+    assert registry.resolve("auto") is registry.VARIANTS[registry.AUTO]
+    for name, variant in registry.VARIANTS.items():
+        assert registry.resolve(name) is variant and variant.name == name
+
+
+@pytest.mark.parametrize("name", ["", "Auto", "lookback", None])
+def test_unknown_variant(name):
+    with pytest.raises(InputError, match="variant"):
+        registry.resolve(name)
+
+
+@pytest.mark.parametrize("arch,table_arch", [("sm_80", "sm_80"), ("sm_86", "sm_80"), ("sm_89", "sm_80"),
+                                             ("sm_90", "sm_90"), ("sm_90a", "sm_90"), ("sm_100", "sm_90"),
+                                             ("sm_120", "sm_90")])
+def test_lookup_falls_back_to_the_nearest_older_arch(arch, table_arch):
+    for variant in registry.VARIANTS.values():
+        if (table_arch, "float32") in variant.table:
+            assert tuning.lookup(variant.table, arch, "float32") is variant.table[(table_arch, "float32")]
+
+
+@pytest.mark.parametrize("arch", ["sm_70", "sm_75", "sm_52"])
+def test_lookup_older_than_the_table(arch):
+    for variant in registry.VARIANTS.values():
+        with pytest.raises(KeyError):
+            tuning.lookup(variant.table, arch, "float32")
+
+
+def test_lookup_unknown_dtype():
+    with pytest.raises(KeyError):
+        tuning.lookup(registry.resolve("auto").table, "sm_90", "float64")
+
+
+def test_lookup_bad_arch():
+    with pytest.raises(ValueError):
+        tuning.lookup(registry.resolve("auto").table, "ampere", "float32")
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+@pytest.mark.parametrize("vec", [1, 4])
+def test_launch_shapes_are_sound(arch, vec):
+    for variant in registry.VARIANTS.values():
+        shape = variant.launch_shape(arch, "float32", vec)
+        assert shape.vec == vec
+        assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads <= 1024
+        assert shape.items % 4 == 0  # whole float4 chunks for the vec=4 build, same tile for vec=1
+        assert shape.tile == shape.block_threads * shape.items
+        expression = variant.name_expression(shape)
+        assert expression.startswith(variant.template + "<") and f"{shape.block_threads}" in expression
+
+
+def test_every_tuning_entry_cites_its_source():
+    for variant in registry.VARIANTS.values():
+        for (arch, dtype), entry in variant.table.items():
+            assert entry.get("source"), f"{variant.name} {arch}/{dtype} has no source"
+
+
+def test_public_variants_listing():
+    listing = rtscan.variants()
+    assert [v["name"] for v in listing] == list(registry.VARIANTS)
+    assert sum(v["auto"] for v in listing) == 1
+    for entry in listing:
+        assert entry["description"] and entry["passes"] >= 1 and entry["tuning"]
+
+
+def test_traffic_model():
+    variant = registry.resolve("auto")
+    assert variant.traffic_bytes(1000, 4) == 12000
