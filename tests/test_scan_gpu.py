@@ -1,0 +1,202 @@
+"""rtscan.scan on the GPU against the float64 reference: lengths around every warp and tile edge,
+value regimes, NaN and Inf, resets, batches and strided layouts.
+
+Every run draws fresh inputs (the seed is printed, see conftest.rng), poisons the output, and
+checks every element: NaN/Inf positions exactly, finite ones within 1e-4 of |ref| + the running
+scale (the recurrence on |a|, |b|), and ||out - ref|| / ||ref|| < 1e-5 (tests/_checks.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, TILE, WARP_SPAN, cuda, guarded_out, host,
+                  length_id, regime, scan_and_check, torch)
+
+pytestmark = pytest.mark.gpu
+
+SMALL = [1, 2, 3, 4, 5, 7, 8, 31, 32, 33, CHUNK - 1, CHUNK, CHUNK + 1, WARP_SPAN - 1, WARP_SPAN, WARP_SPAN + 1]
+TILE_EDGES = [k * TILE + d for k in (1, 2, 32, 33) for d in (-1, 0, 1)]
+OTHER = [TILE + WARP_SPAN + 1, 997, 65537, 2**20 + 3]
+MODES = ["contiguous", "misaligned", "reverse", "h0", "reverse_h0", "time_strided", "batch", "batch_reverse"]
+
+
+def run_mode(rng, mode: str, length: int, regime_name: str = "mixed", what: str = ""):
+    """One scan of `length` steps laid out as `mode` says, checked element by element."""
+    if mode in ("contiguous", "misaligned", "reverse", "h0", "reverse_h0"):
+        a_np, b_np = regime(rng, regime_name, (length,))
+        offset = 1 if mode == "misaligned" else 0  # a[1:]: not 16-byte aligned, the scalar path
+        a = cuda(np.concatenate([[0.5], a_np]).astype(np.float32))[1:] if offset else cuda(a_np)
+        b = cuda(np.concatenate([[0.5], b_np]).astype(np.float32))[1:] if offset else cuda(b_np)
+        h0 = cuda(rng.uniform(-2, 2, ()).astype(np.float32)) if "h0" in mode else None
+        out, outside_untouched = guarded_out(length, 64 + offset)
+        scan_and_check(a, b, h0=h0, reverse="reverse" in mode, out=out, what=what)
+        outside_untouched()
+    elif mode == "time_strided":  # time on dim 0 of (L, 3): stride 3 between steps
+        a_np, b_np = regime(rng, regime_name, (length, 3))
+        scan_and_check(cuda(a_np), cuda(b_np), dim=0, what=what)
+    elif mode in ("batch", "batch_reverse"):
+        a_np, b_np = regime(rng, regime_name, (3, length))
+        h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
+        scan_and_check(cuda(a_np), cuda(b_np), h0=h0, reverse=mode == "batch_reverse", what=what)
+    else:
+        raise ValueError(mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("length", SMALL + TILE_EDGES + OTHER, ids=length_id)
+def test_lengths(rng, length, mode):
+    run_mode(rng, mode, length, what=f"{mode} L={length}")
+
+
+@pytest.mark.parametrize("mode", ["contiguous", "misaligned", "reverse"])
+def test_length_2_24(rng, mode):
+    run_mode(rng, mode, 2**24, what=f"{mode} L=2^24")
+
+
+REGIME_LENGTHS = [1, 2, 3, 5, 31, 33, 100, CHUNK + 1, WARP_SPAN + 1, TILE - 1, TILE + 1, 2 * TILE, 3 * TILE + 5,
+                  65537]
+
+
+REGIME_CASES = [pytest.param(name, length, id=f"{name}-{length_id(length)}") for name in REGIMES
+                for length in REGIME_LENGTHS
+                if name != "growth" or length <= GROWTH_MAX_LENGTH]  # |a| > 1 overflows long sequences
+
+
+@pytest.mark.parametrize("mode", ["contiguous", "misaligned", "reverse", "batch"])
+@pytest.mark.parametrize("regime_name,length", REGIME_CASES)
+def test_regimes(rng, regime_name, length, mode):
+    run_mode(rng, mode, length, regime_name, what=f"{regime_name} {mode} L={length}")
+
+
+# ---- a = 0 at one step resets the state: h[q] = b[q] exactly ------------------------------------
+
+@pytest.mark.parametrize("mode", ["contiguous", "reverse", "batch"])
+@pytest.mark.parametrize("position", [0, 1, CHUNK, WARP_SPAN - 1, TILE - 1, TILE, TILE + 3, 2 * TILE + 1])
+def test_reset_at_one_step(rng, position, mode):
+    length = 3 * TILE + 7
+    shape = (4, length) if mode == "batch" else (length,)
+    a_np, b_np = regime(rng, "decay", shape)
+    a_np[..., position] = 0.0
+    a, b = cuda(a_np), cuda(b_np)
+    h0 = cuda(rng.uniform(-5, 5, shape[:-1]).astype(np.float32)) if shape[:-1] else None
+    out = scan_and_check(a, b, h0=h0, reverse=mode == "reverse", what=f"reset at {position}")
+    assert np.array_equal(host(out)[..., position], b_np[..., position])  # fma(0, h, b) == b
+
+
+# ---- NaN and Inf in one element --------------------------------------------------------------
+
+NAN_LENGTH = 3 * TILE + 17
+POSITIONS = [0, 1, CHUNK - 1, WARP_SPAN, TILE - 1, TILE, TILE + 1, 2 * TILE + WARP_SPAN - 1, NAN_LENGTH - 2,
+             NAN_LENGTH - 1]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "misaligned", "reverse", "batch"])
+@pytest.mark.parametrize("position", POSITIONS)
+@pytest.mark.parametrize("kind", ["nan_in_a", "nan_in_b", "inf_in_b"])
+def test_nan_and_inf_in_one_element(rng, kind, position, layout):
+    # NaN spreads to every later step in the reference (NaN * h and a * NaN are NaN, even for a = 0);
+    # the positions of NaN in out must equal the reference's exactly.
+    #
+    # +Inf in b with a > 0 and b > 0 stays +Inf forever in the reference. a is drawn in
+    # (0.99, 1) rather than (0.5, 1): a parallel scan composes the maps of whole warps and tiles,
+    # and a product of 512 or 4096 values of a from (0.5, 1) underflows to 0 in float32, so
+    # composing it with the Inf gives 0 * Inf = NaN where the sequential order keeps Inf.
+    # For the same reason an Inf in `a` is not tested for equality at all: the parallel order
+    # multiplies the a's together (Inf * 0 = NaN) where the sequential order may give Inf.
+    batch = (4,) if layout == "batch" else ()
+    shape = batch + (NAN_LENGTH,)
+    if kind == "inf_in_b":
+        a_np = rng.uniform(0.99, 1.0, shape).astype(np.float32)
+        b_np = rng.uniform(0.0, 1.0, shape).astype(np.float32)
+    else:
+        a_np, b_np = regime(rng, "mixed", shape)
+    target = a_np if kind == "nan_in_a" else b_np
+    where = (2,) + (position,) if batch else (position,)  # one sequence of the batch only
+    target[where] = np.inf if kind == "inf_in_b" else np.nan
+    if layout == "misaligned":
+        a = cuda(np.concatenate([[1.0], a_np]).astype(np.float32))[1:]
+        b = cuda(np.concatenate([[1.0], b_np]).astype(np.float32))[1:]
+    else:
+        a, b = cuda(a_np), cuda(b_np)
+    poison = FINITE_POISON if kind.startswith("nan") else float("nan")
+    out = scan_and_check(a, b, reverse=layout == "reverse", poison=poison, what=f"{kind} at {position} {layout}")
+    # independently of the reference: exactly the steps from the bad one on (in scan order) are hit
+    hit = host(out)[2] if batch else host(out)
+    count = position + 1 if layout == "reverse" else NAN_LENGTH - position
+    assert (np.isnan(hit) if kind.startswith("nan") else np.isposinf(hit)).sum() == count
+    if batch:
+        assert np.isfinite(np.delete(host(out), 2, axis=0)).all()  # the other sequences stay finite
+
+
+# ---- batches: many sequences, every axis as the time axis ----------------------------------------
+
+BATCH_CASES = [
+    ((3, 5, 1000), -1), ((3, 5, 1000), 1), ((3, 5, 1000), 0), ((3, 5, 1000), 2),
+    ((2, 64, TILE), -1), ((2, 64, TILE), 1), ((2, 64, TILE + 5), -1), ((2, 3 * TILE + 1, 4), 1),
+    ((10000, 7), -1), ((10000, 7), 0), ((7, 10000), 0), ((7, 10000), 1),
+    ((4, 3, 2, 5, 100), -1), ((4, 3, 2, 5, 100), 2), ((4, 3, 2, 5, 100), 0),
+    ((1, 1, 5000), -1), ((5000, 1, 1), 0), ((1, 257, 1), 1), ((3, 1, 9), -1),
+]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("with_h0", [False, True])
+@pytest.mark.parametrize("shape,dim", BATCH_CASES, ids=[f"{'x'.join(map(str, s))}-dim{d}" for s, d in BATCH_CASES])
+def test_batches(rng, shape, dim, with_h0, reverse):
+    a_np, b_np = regime(rng, "mixed", shape)
+    axis = dim % len(shape)
+    h0 = cuda(rng.uniform(-2, 2, shape[:axis] + shape[axis + 1:]).astype(np.float32)) if with_h0 else None
+    scan_and_check(cuda(a_np), cuda(b_np), h0=h0, dim=dim, reverse=reverse, what=f"{shape} dim={dim}")
+
+
+def test_many_short_sequences_reset_per_sequence(rng):
+    # no state may leak from one sequence into the next: a = 1 everywhere, h0 distinct per sequence
+    a = torch.ones(10000, 7, device="cuda")
+    b = cuda(rng.uniform(0, 1, (10000, 7)).astype(np.float32))
+    h0 = cuda(rng.uniform(100, 200, 10000).astype(np.float32))
+    scan_and_check(a, b, h0=h0)
+
+
+# ---- non-contiguous inputs and outputs ---------------------------------------------------------
+
+@pytest.mark.parametrize("length", [33, TILE + 1, 5 * TILE + 3], ids=length_id)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("layout", ["transposed", "step2_time", "step2_batch", "out_transposed", "both_transposed",
+                                    "expanded_h0"])
+def test_noncontiguous(rng, layout, reverse, length):
+    if layout == "transposed":  # (6, L) view of an (L, 6) tensor: time stride 6, batch stride 1
+        a_np, b_np = regime(rng, "mixed", (length, 6))
+        a, b, out = cuda(a_np).T, cuda(b_np).T, None
+    elif layout == "step2_time":  # every other step of a (6, 2L) tensor
+        a_np, b_np = regime(rng, "mixed", (6, 2 * length))
+        a, b, out = cuda(a_np)[:, ::2], cuda(b_np)[:, ::2], None
+    elif layout == "step2_batch":  # every other sequence
+        a_np, b_np = regime(rng, "mixed", (12, length))
+        a, b, out = cuda(a_np)[::2], cuda(b_np)[::2], None
+    elif layout == "out_transposed":  # contiguous in, transposed out
+        a_np, b_np = regime(rng, "mixed", (6, length))
+        a, b = cuda(a_np), cuda(b_np)
+        out = torch.full((length, 6), float("nan"), device="cuda").T
+    elif layout == "both_transposed":
+        a_np, b_np = regime(rng, "mixed", (length, 6))
+        a, b = cuda(a_np).T, cuda(b_np).T
+        out = torch.full((6, length), float("nan"), device="cuda")
+    else:  # h0 from a broadcast would not be contiguous; a contiguous copy of one is fine
+        a_np, b_np = regime(rng, "mixed", (6, length))
+        a, b = cuda(a_np), cuda(b_np)
+        h0 = torch.full((1,), 1.5, device="cuda").expand(6).contiguous()
+        scan_and_check(a, b, h0=h0, reverse=reverse)
+        return
+    assert not a.is_contiguous() or layout == "out_transposed"
+    scan_and_check(a, b, out=out, reverse=reverse, what=layout)
+
+
+def test_strided_out_leaves_the_gaps_alone(rng):
+    a_np, b_np = regime(rng, "mixed", (5, 3 * TILE + 2))
+    buffer = torch.full((5, 2 * (3 * TILE + 2)), 777.0, device="cuda")
+    out = buffer[:, ::2]
+    out.fill_(float("nan"))
+    scan_and_check(cuda(a_np), cuda(b_np), out=out)
+    assert bool((buffer[:, 1::2] == 777.0).all())
