@@ -1,16 +1,24 @@
 // Single-pass decoupled look-back scan (Merrill & Garland, NVR-2016-002) of S independent
-// sequences, several items per thread in registers, warp-parallel look-back.
+// sequences, several items per thread scanned in registers, warp-parallel look-back.
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
 // Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * VEC: lane l
-// holds steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk's loads are one coalesced sweep
-// (16-byte vectors when VEC = 4) and no shared-memory transpose is needed.
+// handles steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk is one coalesced sweep (16-byte
+// vectors when VEC = 4).
+//
+// The tile's a and b are staged in shared memory by asynchronous copies (cp.async) rather than
+// loaded into registers: loads in flight then cost no registers, so more blocks fit on an SM and
+// more bytes are in flight while other blocks wait in their look-back. The scan itself reads the
+// staged steps twice, once to build each lane's map and once, after the carry is known, to run
+// the recurrence and write h; neither pass keeps more than VEC steps in registers.
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads per block, a multiple of 32, at most 1024
 //   ITEMS          steps per thread, a multiple of VEC
-//   VEC            steps per lane per chunk: 4 = float4 loads and stores, which needs unit time
+//   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
 //                  stride and 16-byte aligned sequences; 1 = any stride, including negative
+//   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
+//   LOOKBACK_DEPTH predecessors per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 #include "affine.cuh"
 #include "seq_layout.cuh"
 #include "tile_state.cuh"
@@ -42,33 +50,63 @@ __device__ __forceinline__ Affine<float> exclusive_from_inclusive(Affine<float> 
     return lane == 0 ? affine_identity<float>() : previous;
 }
 
+// `first` and `valid` are tile-relative (below TILE, so 32-bit); only the tile's base is 64-bit.
+// Asynchronous global -> shared copies (cp.async). `first` and `valid` are tile-relative (below
+// TILE, so 32-bit); only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
+// treats them as the identity map without reading them.
+__device__ __forceinline__ unsigned shared_address(const void* pointer) {
+    return unsigned(__cvta_generic_to_shared(pointer));
+}
+
 template <int VEC>
-__device__ __forceinline__ void load_steps(const float* __restrict__ source, long long time_stride, long long first,
-                                           long long valid, float (&values)[VEC], float fill) {
+__device__ __forceinline__ void stage_steps(float* staged, const float* __restrict__ source, long long time_stride,
+                                            int first, int valid) {
     if (VEC == 4 && first + VEC <= valid) {
-        const float4 v = __ldg(reinterpret_cast<const float4*>(source + first));
-        values[0] = v.x; values[1] = v.y; values[2] = v.z; values[3] = v.w;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(staged + first)),
+                     "l"(source + first) : "memory");
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
-            values[v] = first + v < valid ? __ldg(source + (first + v) * time_stride) : fill;
+            if (first + v < valid)
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(staged + first + v)),
+                             "l"(source + (long long)(first + v) * time_stride) : "memory");
+    }
+}
+
+__device__ __forceinline__ void wait_for_staged_steps() {
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// The staged maps of one lane's VEC steps; identity past the end of the sequence.
+template <int VEC>
+__device__ __forceinline__ void read_staged(const float* staged_a, const float* staged_b, int first, int valid,
+                                            Affine<float> (&maps)[VEC]) {
+    if (VEC == 4 && first + VEC <= valid) {
+        const float4 a4 = *reinterpret_cast<const float4*>(staged_a + first);
+        const float4 b4 = *reinterpret_cast<const float4*>(staged_b + first);
+        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+            maps[v] = first + v < valid ? Affine<float>{staged_a[first + v], staged_b[first + v]}
+                                        : affine_identity<float>();
     }
 }
 
 template <int VEC>
-__device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, long long first,
-                                            long long valid, const float (&values)[VEC]) {
+__device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
+                                            int valid, const float (&values)[VEC]) {
     if (VEC == 4 && first + VEC <= valid) {
         *reinterpret_cast<float4*>(target + first) = make_float4(values[0], values[1], values[2], values[3]);
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) target[(first + v) * time_stride] = values[v];
+            if (first + v < valid) target[(long long)(first + v) * time_stride] = values[v];
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC>
-__global__ void __launch_bounds__(BLOCK_THREADS)
+template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH>
+__global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
               long long num_tiles) {
@@ -77,9 +115,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(ITEMS % VEC == 0, "whole chunks per thread");
     constexpr int WARPS = BLOCK_THREADS / 32;
     constexpr int CHUNKS = ITEMS / VEC;
-    constexpr long long TILE = (long long)BLOCK_THREADS * ITEMS;
+    constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
+    static_assert(2 * TILE * sizeof(float) <= 48 * 1024, "static shared memory holds a and b of one tile");
 
+    __shared__ __align__(16) float staged_a[TILE];
+    __shared__ __align__(16) float staged_b[TILE];
     __shared__ long long shared_tile, shared_in_offset, shared_out_offset;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
@@ -89,11 +130,13 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const unsigned warp = threadIdx.x >> 5;
 
     if (threadIdx.x == 0) {
-        shared_generation = load_relaxed_gpu(ws.counters + 2);
-        const long long tile = fetch_add_relaxed_gpu(ws.counters + 0, 1u);
+        long long tile;
+        unsigned generation;
+        draw_ticket(ws, num_tiles, tile, generation);
         long long in_offset, out_offset;
         sequence_origins(layout, tile / tiles_per_seq, in_offset, out_offset);
         shared_tile = tile;
+        shared_generation = generation;
         shared_in_offset = in_offset;
         shared_out_offset = out_offset;
     }
@@ -103,21 +146,19 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
     const long long tile_first = chunk * TILE;
-    const long long valid = min(TILE, layout.length - tile_first);  // steps of this tile that exist
+    const int valid = int(min((long long)TILE, layout.length - tile_first));  // steps of this tile that exist
     const float* a_tile = a + shared_in_offset + tile_first * layout.in_time_stride;
     const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
     float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
 
-    // Load every step first so that all loads are in flight before the first use. Missing steps
-    // past the end of the sequence are the identity map and change nothing.
-    const long long warp_first = (long long)warp * 32 * ITEMS;
-    float a_items[CHUNKS][VEC], b_items[CHUNKS][VEC];
+    const int warp_first = int(warp) * 32 * ITEMS;
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const long long first = warp_first + c * 32 * VEC + lane * VEC;
-        load_steps<VEC>(a_tile, layout.in_time_stride, first, valid, a_items[c], 1.0f);
-        load_steps<VEC>(b_tile, layout.in_time_stride, first, valid, b_items[c], 0.0f);
+        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        stage_steps<VEC>(staged_a, a_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_b, b_tile, layout.in_time_stride, first, valid);
     }
+    wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
 
     // Per chunk: this lane's VEC steps composed serially, scanned across the warp; lane_prefix[c]
     // is the map from the warp span's start to just before this lane's first step of chunk c.
@@ -125,9 +166,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
+        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        Affine<float> maps[VEC];
+        read_staged<VEC>(staged_a, staged_b, first, valid, maps);
         Affine<float> lane_map = affine_identity<float>();
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) lane_map = compose(Affine<float>{a_items[c][v], b_items[c][v]}, lane_map);
+        for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
         const Affine<float> inclusive = warp_inclusive_scan(lane_map);
         lane_prefix[c] = compose(exclusive_from_inclusive(inclusive), warp_running);
         warp_running = compose(shuffle_map(inclusive, 31), warp_running);
@@ -148,22 +192,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             carry = h0 != nullptr ? h0[seq] : 0.0f;
         } else {
             if (lane == 0 && has_successor) publish_aggregate(ws, tile, generation, tile_map);
-            carry = lookback_carry(ws, tile, chunk, generation);
+            carry = lookback_carry<LOOKBACK_DEPTH>(ws, tile, chunk, generation);
         }
         if (lane == 0 && has_successor) publish_inclusive(ws, tile, generation, apply(tile_map, carry));
-        __syncwarp();  // every lane's look-back reads come before this block reports finished
-
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
-
-        unsigned next_generation = 0;
-        const bool last = lane == 0 && finish_tile(ws, num_tiles, generation, next_generation);
-        if (__shfl_sync(0xffffffffu, last, 0)) {
-            next_generation = __shfl_sync(0xffffffffu, next_generation, 0);
-            if (next_generation == 0) clear_descriptors(ws);
-            __syncwarp();
-            if (lane == 0) reset_counters(ws, next_generation);
-        }
+        if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     }
     __syncthreads();
 
@@ -172,14 +206,14 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
+        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        Affine<float> maps[VEC];
+        read_staged<VEC>(staged_a, staged_b, first, valid, maps);
         float state = apply(lane_prefix[c], warp_start_state);
+        float states[VEC];
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-            state = apply(Affine<float>{a_items[c][v], b_items[c][v]}, state);
-            b_items[c][v] = state;
-        }
-        const long long first = warp_first + c * 32 * VEC + lane * VEC;
-        store_steps<VEC>(out_tile, layout.out_time_stride, first, valid, b_items[c]);
+        for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+        store_steps<VEC>(out_tile, layout.out_time_stride, first, valid, states);
     }
 }
 

@@ -2,23 +2,28 @@
 // memory-ordering helpers every cross-block access goes through.
 //
 // Workspace (one per stream, allocated and zeroed once by rtscan/_workspace.py):
-//   counters[0]  next tile ticket        counters[1]  tiles finished        counters[2]  generation
+//   ticket word (64-bit): low 32 bits the next tile ticket, high 32 bits the generation
+//   finished (32-bit): tiles finished, counted only in the rare launch that wraps the generation
 //   then three arrays of `capacity` 64-bit words, indexed by tile ticket:
 //   inclusive[t]  the state h at the end of tile t (the carry-in of tile t+1)
 //   aggregate_a[t], aggregate_b[t]  the tile's own composed map (A, B)
 //
-// Every word is self-describing: low 32 bits a tag = (generation << 2) | kind, high 32 bits the
-// float. A reader trusts a word only if its tag names this launch's generation, so a word is
-// never read together with another word it depends on, and no acquire/release pairing is needed:
-// single-copy atomicity of aligned 64-bit accesses is the whole argument. Stale words from earlier
-// launches carry an older generation and read as "not yet published".
+// Every descriptor word is self-describing: low 32 bits the generation of the launch that wrote
+// it, high 32 bits the float. A reader trusts a word only if it carries this launch's generation,
+// so a word is never read together with another word it depends on, and no acquire/release
+// pairing is needed: single-copy atomicity of aligned 64-bit accesses is the whole argument.
+// Words from earlier launches carry an older generation and read as "not yet published"; zeroed
+// memory reads so too, because generations start at 1 and skip 0.
 //
-// The generation advances once per launch, on the device, by the block that finishes last (see
-// finish_tile), so the workspace needs no memset between launches and CUDA graph replays stay
-// correct. When the 30-bit generation wraps, that block clears every descriptor first.
+// The generation advances once per launch, on the device, without a memset or a fence: a block
+// draws its ticket and reads the generation in ONE atomic on the ticket word (draw_ticket), and
+// the block that draws the last ticket stores the next generation with the ticket reset to 0.
+// CUDA graph replays therefore stay correct. Once every 2^32 - 1 launches the generation would
+// wrap; that launch instead counts finished tiles and its last block clears every descriptor
+// before starting again at generation 1 (finish_wrapping_launch).
 //
-// Forward progress: tiles are numbered by an atomic ticket drawn when a block starts, so every
-// tile a block waits for belongs to a block that is already resident and never waits for a later
+// Forward progress: tiles are numbered by the ticket, drawn when a block starts, so every tile a
+// block waits for belongs to a block that is already resident and never waits for a later
 // ticket. Block scheduling order is therefore irrelevant.
 //
 // Determinism: a tile's carry-in is always h_j of the nearest finished predecessor j, folded
@@ -34,16 +39,15 @@ namespace rtscan {
 
 using word64 = unsigned long long;
 
-constexpr unsigned KIND_AGGREGATE = 1;
-constexpr unsigned KIND_INCLUSIVE = 2;
-constexpr unsigned GENERATION_MASK = (1u << 30) - 1;
-constexpr int WORKSPACE_HEADER_WORDS = 4;  // counters, padded to 16 bytes
+constexpr unsigned FIRST_GENERATION = 1;
+constexpr unsigned WRAPPING_GENERATION = 0xffffffffu;  // the launch after it starts again at 1
 
 struct TileWorkspace {
-    unsigned* counters;  // followed by the three descriptor arrays, 16-byte aligned
+    word64* ticket;      // then `finished` and padding, then the three descriptor arrays
     long long capacity;  // tiles the descriptor arrays can hold
 
-    __device__ word64* inclusive() const { return reinterpret_cast<word64*>(counters + WORKSPACE_HEADER_WORDS); }
+    __device__ unsigned* finished() const { return reinterpret_cast<unsigned*>(ticket + 1); }
+    __device__ word64* inclusive() const { return ticket + 2; }
     __device__ word64* aggregate_a() const { return inclusive() + capacity; }
     __device__ word64* aggregate_b() const { return inclusive() + 2 * capacity; }
 };
@@ -51,7 +55,7 @@ struct TileWorkspace {
 // ---- memory-ordering helpers: the only cross-block accesses in the project -------------------
 
 // Contract: one single-copy-atomic 64-bit store, visible to every block of the grid (.gpu scope);
-// no ordering with any other access. Enough because every descriptor word carries its own tag.
+// no ordering with any other access. Enough because every descriptor word carries its generation.
 __device__ __forceinline__ void store_relaxed_gpu(word64* address, word64 value) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
 }
@@ -64,28 +68,23 @@ __device__ __forceinline__ word64 load_relaxed_gpu(const word64* address) {
     return value;
 }
 
-__device__ __forceinline__ unsigned load_relaxed_gpu(const unsigned* address) {
-    unsigned value;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-    return value;
-}
-
 __device__ __forceinline__ void store_relaxed_gpu(unsigned* address, unsigned value) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
 
-// Contract: a relaxed atomic increment; used for the tile ticket, whose only job is to hand out
-// distinct numbers in the order blocks start.
-__device__ __forceinline__ unsigned fetch_add_relaxed_gpu(unsigned* address, unsigned value) {
-    unsigned old;
-    asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(address), "r"(value) : "memory");
+// Contract: a relaxed 64-bit atomic increment at .gpu scope. All increments of one address form
+// one coherence order, and a later store to that address by a thread that observed the final
+// count is ordered after all of them; nothing else is ordered.
+__device__ __forceinline__ word64 fetch_add_relaxed_gpu(word64* address, word64 value) {
+    word64 old;
+    asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(address), "l"(value) : "memory");
     return old;
 }
 
 // Contract: an acquire-release atomic increment at .gpu scope. Release: everything this thread
-// did before (reading the generation, drawing a ticket, the look-back reads its warp made before
-// a __syncwarp) happens-before any thread that later acquires the counter. Acquire: the block
-// that brings the count to its final value sees all of that from every other block.
+// did before, and what its warp did before a __syncwarp, happens-before any thread that later
+// acquires the counter. Acquire: the thread that brings the count to its final value sees all of
+// that from every other block.
 __device__ __forceinline__ unsigned fetch_add_acq_rel_gpu(unsigned* address, unsigned value) {
     unsigned old;
     asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(address), "r"(value) : "memory");
@@ -94,12 +93,8 @@ __device__ __forceinline__ unsigned fetch_add_acq_rel_gpu(unsigned* address, uns
 
 // ---- descriptor words --------------------------------------------------------------------------
 
-__device__ __forceinline__ unsigned make_tag(unsigned generation, unsigned kind) {
-    return (generation << 2) | kind;
-}
-
-__device__ __forceinline__ word64 pack_word(unsigned tag, float value) {
-    return (word64(__float_as_uint(value)) << 32) | tag;
+__device__ __forceinline__ word64 pack_word(unsigned generation, float value) {
+    return (word64(__float_as_uint(value)) << 32) | generation;
 }
 
 __device__ __forceinline__ unsigned word_tag(word64 word) { return unsigned(word); }
@@ -108,99 +103,146 @@ __device__ __forceinline__ float word_value(word64 word) { return __uint_as_floa
 // Publish a tile's own map, so successors can pass over it before its carry-in is known.
 __device__ __forceinline__ void publish_aggregate(const TileWorkspace& ws, long long tile, unsigned generation,
                                                   Affine<float> aggregate) {
-    const unsigned tag = make_tag(generation, KIND_AGGREGATE);
-    store_relaxed_gpu(ws.aggregate_a() + tile, pack_word(tag, aggregate.a));
-    store_relaxed_gpu(ws.aggregate_b() + tile, pack_word(tag, aggregate.b));
+    store_relaxed_gpu(ws.aggregate_a() + tile, pack_word(generation, aggregate.a));
+    store_relaxed_gpu(ws.aggregate_b() + tile, pack_word(generation, aggregate.b));
 }
 
 // Publish the state at the end of a tile: the carry-in of the next one.
 __device__ __forceinline__ void publish_inclusive(const TileWorkspace& ws, long long tile, unsigned generation,
                                                   float state) {
-    store_relaxed_gpu(ws.inclusive() + tile, pack_word(make_tag(generation, KIND_INCLUSIVE), state));
+    store_relaxed_gpu(ws.inclusive() + tile, pack_word(generation, state));
 }
 
 // ---- the look-back ---------------------------------------------------------------------------
 
+// What one lane saw of one predecessor: the tags already checked, only the floats kept.
+struct PredecessorView {
+    bool finished;      // its inclusive state is published
+    bool aggregated;    // its aggregate is published
+    float state, a, b;
+};
+
+__device__ __forceinline__ PredecessorView read_predecessor(const TileWorkspace& ws, long long predecessor,
+                                                            unsigned generation) {
+    // Three independent loads; the caller issues those of every depth before using any.
+    const word64 inclusive = load_relaxed_gpu(ws.inclusive() + predecessor);
+    const word64 aggregate_a = load_relaxed_gpu(ws.aggregate_a() + predecessor);
+    const word64 aggregate_b = load_relaxed_gpu(ws.aggregate_b() + predecessor);
+    return {word_tag(inclusive) == generation,
+            word_tag(aggregate_a) == generation && word_tag(aggregate_b) == generation,
+            word_value(inclusive), word_value(aggregate_a), word_value(aggregate_b)};
+}
+
 // Called by all 32 lanes of one warp. Returns the state just before tile `tile`, whose position
 // in its sequence is `chunk` > 0 (chunk 0 starts from h0 and never looks back).
 //
-// Window w covers predecessors chunk-1-32w-lane, lane 0 the nearest. Lanes whose predecessor
-// would lie before the sequence's first tile read nothing, so no read leaves the descriptor
-// arrays and none touches another sequence's tiles (tile 0 of a sequence always publishes its
-// inclusive state, so the walk ends there at the latest).
+// A window is 32 * DEPTH predecessors, read with one round of loads: lane l, depth d looks
+// 1 + l + 32 d + 32 DEPTH w tiles back in window w. DEPTH is the look-back width: while tiles are
+// in flight, the nearest finished predecessor lags by about (L2 round trip / time per tile)
+// tiles, and a window must cover that lag in one round trip or the look-back falls further
+// behind with every tile. Lanes whose predecessor would lie before the sequence's first tile read
+// nothing, so no read leaves the descriptor arrays and none touches another sequence's tiles
+// (tile 0 of a sequence always publishes its inclusive state, so the walk ends there at the latest).
+template <int DEPTH>
 __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long long tile, long long chunk,
                                                 unsigned generation) {
-    const unsigned lane = threadIdx.x & 31;
-    const unsigned inclusive_tag = make_tag(generation, KIND_INCLUSIVE);
-    const unsigned aggregate_tag = make_tag(generation, KIND_AGGREGATE);
+    constexpr int SPAN = 32 * DEPTH;
+    const int lane = threadIdx.x & 31;
+    const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
 
     for (long long window = 0;; ++window) {
-        const long long distance = 1 + lane + 32 * window;  // how many tiles back this lane looks
-        const bool exists = distance <= chunk;
-        const long long predecessor = tile - distance;
-        word64 inclusive = 0, aggregate_a = 0, aggregate_b = 0;
-        unsigned first_inclusive;
+        PredecessorView seen[DEPTH];
+        int first_finished;  // window position (32 d + lane) of the nearest finished predecessor
         while (true) {
-            if (exists) {  // three independent loads, in flight together
-                inclusive = load_relaxed_gpu(ws.inclusive() + predecessor);
-                aggregate_a = load_relaxed_gpu(ws.aggregate_a() + predecessor);
-                aggregate_b = load_relaxed_gpu(ws.aggregate_b() + predecessor);
+#pragma unroll
+            for (int d = 0; d < DEPTH; ++d) {
+                const long long distance = 1 + lane + 32 * d + SPAN * window;
+                seen[d] = distance <= chunk ? read_predecessor(ws, tile - distance, generation) : nothing;
             }
-            const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, exists && word_tag(inclusive) == inclusive_tag);
-            first_inclusive = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : 32;
-            // Only the lanes nearer than the first finished predecessor must show their aggregate.
-            const bool needed = exists && lane < first_inclusive;
-            const bool ready = !needed || (word_tag(aggregate_a) == aggregate_tag && word_tag(aggregate_b) == aggregate_tag);
+            first_finished = SPAN;
+#pragma unroll
+            for (int d = DEPTH - 1; d >= 0; --d) {
+                const unsigned finished_lanes = __ballot_sync(0xffffffffu, seen[d].finished);
+                if (finished_lanes) first_finished = 32 * d + __ffs(finished_lanes) - 1;
+            }
+            // Only predecessors nearer than the nearest finished one must show their aggregate.
+            bool ready = true;
+#pragma unroll
+            for (int d = 0; d < DEPTH; ++d) {
+                const long long distance = 1 + lane + 32 * d + SPAN * window;
+                const bool needed = distance <= chunk && 32 * d + lane < first_finished;
+                ready = ready && (!needed || seen[d].aggregated);
+            }
             if (__all_sync(0xffffffffu, ready)) break;
         }
-        if (first_inclusive == 32) continue;  // 32 aggregates, no finished tile yet: look further back
+        if (first_finished == SPAN) continue;  // a whole window of aggregates: look further back
 
-        // Fold forward from the finished predecessor, nearest-last, one fma per tile: first the
-        // rest of this window, then each nearer window, re-reading their (immutable) aggregates.
-        float state = __shfl_sync(0xffffffffu, word_value(inclusive), first_inclusive);
+        // Fold forward from the finished predecessor, nearest last, one fma per tile: first the
+        // rest of this window, then each nearer window, re-reading its (immutable) aggregates.
+        float state = 0.0f;
+#pragma unroll
+        for (int d = 0; d < DEPTH; ++d) {
+            const float candidate = __shfl_sync(0xffffffffu, seen[d].state, first_finished & 31);
+            if (d == first_finished / 32) state = candidate;
+        }
         for (long long nearer = window; nearer >= 0; --nearer) {
             if (nearer != window) {
-                const long long predecessor_nearer = tile - (1 + lane + 32 * nearer);
-                aggregate_a = load_relaxed_gpu(ws.aggregate_a() + predecessor_nearer);
-                aggregate_b = load_relaxed_gpu(ws.aggregate_b() + predecessor_nearer);
+#pragma unroll
+                for (int d = 0; d < DEPTH; ++d)
+                    seen[d] = read_predecessor(ws, tile - (1 + lane + 32 * d + SPAN * nearer), generation);
             }
-            const int start_lane = nearer == window ? int(first_inclusive) - 1 : 31;
-            for (int source = start_lane; source >= 0; --source) {
-                const Affine<float> map = {__shfl_sync(0xffffffffu, word_value(aggregate_a), source),
-                                           __shfl_sync(0xffffffffu, word_value(aggregate_b), source)};
-                state = apply(map, state);
+            // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
+            // independent of `state` and can be issued early: only the fmas form the chain. The
+            // carries of all tiles advance through such chains, one fma per tile, so the length
+            // of one step bounds the whole scan's tile rate.
+            const int start = nearer == window ? first_finished - 1 : SPAN - 1;
+#pragma unroll
+            for (int d = DEPTH - 1; d >= 0; --d) {
+                if (32 * d > start) continue;  // warp-uniform
+#pragma unroll
+                for (int source = 31; source >= 0; --source) {
+                    const Affine<float> map = {__shfl_sync(0xffffffffu, seen[d].a, source),
+                                               __shfl_sync(0xffffffffu, seen[d].b, source)};
+                    if (32 * d + source <= start) state = apply(map, state);
+                }
             }
         }
         return state;
     }
 }
 
-// Called by one thread per block, after its warp's look-back reads (a __syncwarp before it) and
-// after the block drew its ticket. The block that finishes last resets the ticket and finished
-// counters and advances the generation for the next launch on this workspace, clearing all
-// descriptors first when the generation wraps. Every other block's reads of the generation and
-// the descriptors happen-before that (fetch_add_acq_rel_gpu's contract), so none can see the new
-// generation, and the next launch, ordered after this one on the stream, sees all of it.
-// Returns true in the block that finished last, whose warp must then call clear_descriptors if
-// the returned generation is 0.
-__device__ __forceinline__ bool finish_tile(const TileWorkspace& ws, long long num_tiles, unsigned generation,
-                                            unsigned& next_generation) {
-    next_generation = (generation + 1) & GENERATION_MASK;
-    const unsigned finished_before = fetch_add_acq_rel_gpu(ws.counters + 1, 1);
-    return finished_before == unsigned(num_tiles - 1);
+// Called by one thread when its block starts: draws the block's tile ticket and reads the
+// generation in one atomic. The block that draws the last ticket stores the next generation with
+// the ticket reset to 0; by fetch_add_relaxed_gpu's contract that store follows every other
+// block's draw, so no block of this launch can see it, and the next launch on the stream, which
+// starts after this one has finished, sees it.
+__device__ __forceinline__ void draw_ticket(const TileWorkspace& ws, long long num_tiles, long long& tile,
+                                            unsigned& generation) {
+    const word64 drawn = fetch_add_relaxed_gpu(ws.ticket, word64(1));
+    generation = unsigned(drawn >> 32);
+    tile = (long long)unsigned(drawn);
+    if (tile == num_tiles - 1 && generation != WRAPPING_GENERATION)
+        store_relaxed_gpu(ws.ticket, word64(generation + 1) << 32);
 }
 
-__device__ __forceinline__ void reset_counters(const TileWorkspace& ws, unsigned next_generation) {
-    store_relaxed_gpu(ws.counters + 0, 0u);
-    store_relaxed_gpu(ws.counters + 1, 0u);
-    store_relaxed_gpu(ws.counters + 2, next_generation);
-}
-
-// One warp clears every descriptor word; runs once per 2^30 launches.
-__device__ __forceinline__ void clear_descriptors(const TileWorkspace& ws) {
+// Only in the launch whose generation is WRAPPING_GENERATION (once per 2^32 - 1 launches), called
+// by a whole warp after its block's look-back reads and publications. The block that finishes
+// last clears every descriptor, so no word of any earlier generation survives, and starts the
+// next launch at FIRST_GENERATION. Every other block's reads and writes of descriptors happen-
+// before the clearing by fetch_add_acq_rel_gpu's contract.
+__device__ __forceinline__ void finish_wrapping_launch(const TileWorkspace& ws, long long num_tiles) {
     const unsigned lane = threadIdx.x & 31;
+    __syncwarp();
+    unsigned finished_before = 0;
+    if (lane == 0) finished_before = fetch_add_acq_rel_gpu(ws.finished(), 1u);
+    if (__shfl_sync(0xffffffffu, finished_before, 0) != unsigned(num_tiles - 1)) return;
     word64* words = ws.inclusive();
     for (long long i = lane; i < 3 * ws.capacity; i += 32) store_relaxed_gpu(words + i, word64(0));
+    __syncwarp();
+    if (lane == 0) {
+        store_relaxed_gpu(ws.finished(), 0u);
+        store_relaxed_gpu(ws.ticket, word64(FIRST_GENERATION) << 32);
+    }
 }
 
 }  // namespace rtscan

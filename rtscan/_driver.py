@@ -143,6 +143,10 @@ def memset_async(pointer: int, value: int, nbytes: int, stream: int) -> None:
     call("cuMemsetD8Async", _load().cuMemsetD8Async(pointer, value, nbytes, stream))
 
 
+def memset32_async(pointer: int, value: int, count: int, stream: int) -> None:
+    call("cuMemsetD32Async", _load().cuMemsetD32Async(pointer, value, count, stream))
+
+
 def copy_to_device(pointer: int, host_buffer: Any, nbytes: int, stream: int) -> None:
     call("cuMemcpyHtoDAsync", _load().cuMemcpyHtoDAsync(pointer, host_buffer, nbytes, stream))
 

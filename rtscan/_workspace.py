@@ -1,7 +1,7 @@
 """Look-back workspaces, one per (device, stream): calls on one stream run one after another on
 the GPU and can share one; calls on two streams never do. The layout is described in
 kernels_cu/tile_state.cuh. A new workspace is zeroed once; after that the kernel resets its own
-counters and advances a generation, so no per-call memset is needed.
+ticket and advances a generation, so no per-call memset is needed.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from . import _driver
 from .errors import RtscanError
 
-HEADER_BYTES = 16           # four 32-bit counters, keeps the descriptor arrays 16-byte aligned
+HEADER_BYTES = 16           # ticket word, finished counter, padding: descriptors stay 16-byte aligned
+FIRST_GENERATION = 1        # kernels_cu/tile_state.cuh: zeroed descriptors must never match
 DESCRIPTOR_BYTES = 3 * 8    # inclusive, aggregate_a, aggregate_b words per tile
 MIN_CAPACITY = 1024
 _PER_THREAD_STREAM = 2      # CU_STREAM_PER_THREAD: a different stream in every thread
 
 
 class TileWorkspace(ctypes.Structure):
-    _fields_ = [("counters", ctypes.c_void_p), ("capacity", ctypes.c_longlong)]
+    _fields_ = [("ticket", ctypes.c_void_p), ("capacity", ctypes.c_longlong)]
 
 
 @dataclass
@@ -59,6 +60,8 @@ def _grow(key: tuple, old: Workspace | None, stream: int, tiles: int) -> Workspa
     nbytes = HEADER_BYTES + DESCRIPTOR_BYTES * capacity
     pointer = _driver.alloc(nbytes)
     _driver.memset_async(pointer, 0, nbytes, stream)
+    # The generation is the high half of the little-endian 64-bit ticket word, bytes 4..8.
+    _driver.memset32_async(pointer + 4, FIRST_GENERATION, 1, stream)
     if old is not None:  # earlier launches on this stream may still be reading it
         _driver.synchronize(stream)
         _driver.free(old.pointer)

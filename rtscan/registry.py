@@ -13,6 +13,8 @@ class LaunchShape:
     block_threads: int
     items: int
     vec: int  # 4: float4 loads and stores; 1: scalar, any stride
+    min_blocks: int  # blocks per SM the register allocation must allow (__launch_bounds__)
+    lookback_depth: int  # predecessors per lane per look-back round (window = 32 * depth)
 
     @property
     def tile(self) -> int:
@@ -23,17 +25,18 @@ class LaunchShape:
 class Variant:
     name: str
     source: str          # file under kernels_cu/
-    template: str        # C++ template, instantiated as template<block_threads, items, vec>
+    template: str        # C++ template, instantiated as template<block_threads, items, vec, min_blocks, lookback_depth>
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
 
     def launch_shape(self, arch: str, dtype: str, vec: int) -> LaunchShape:
         entry = tuning.lookup(self.table, arch, dtype)
-        return LaunchShape(entry["block_threads"], entry["items"], vec)
+        return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"])
 
     def name_expression(self, shape: LaunchShape) -> str:
-        return f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}>"
+        return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
+                f"{shape.lookback_depth}>")
 
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
         """Bytes the variant moves through device memory: read a and b, write h, once each."""
