@@ -198,3 +198,26 @@ class Event:
 
 def elapsed_ms(start: Event, end: Event) -> float:
     return call("cuEventElapsedTime", _load().cuEventElapsedTime(start.handle, end.handle))
+
+
+def capture_graph(stream: int, enqueue) -> Any:
+    """Capture what `enqueue()` puts on `stream` into an instantiated CUDA graph."""
+    drv = _load()
+    mode = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+    call("cuStreamBeginCapture", drv.cuStreamBeginCapture(stream, mode))
+    try:
+        enqueue()
+    finally:
+        graph = call("cuStreamEndCapture", drv.cuStreamEndCapture(stream))
+    try:
+        return call("cuGraphInstantiate", drv.cuGraphInstantiate(graph, 0))
+    finally:
+        call("cuGraphDestroy", drv.cuGraphDestroy(graph))
+
+
+def launch_graph(graph_exec: Any, stream: int) -> None:
+    call("cuGraphLaunch", _load().cuGraphLaunch(graph_exec, stream))
+
+
+def destroy_graph(graph_exec: Any) -> None:
+    call("cuGraphExecDestroy", _load().cuGraphExecDestroy(graph_exec))

@@ -1,0 +1,116 @@
+"""python -m rtscan info | compile --arch sm_90 | bench [--variant NAME] [--min-log2 16] [--max-log2 28]"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+from . import __version__, _compile, _driver, _kernels, _nvtx
+from .errors import RtscanError
+from .registry import VARIANTS, resolve
+
+
+def _nvml_facts(device: int) -> dict:
+    """Clocks and memory bandwidth from NVML; empty when NVML is unavailable."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+            memory_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
+            bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
+            return {
+                "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+                "sm_clock_max_mhz": pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
+                "memory_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+                "memory_clock_max_mhz": memory_mhz,
+                "memory_bus_bits": bus_bits,
+                # double data rate: two transfers per clock on every bit of the bus
+                "theoretical_bandwidth_gbs": 2 * memory_mhz * 1e6 * bus_bits / 8 / 1e9,
+            }
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception as exc:  # NVML missing or refusing: say so, do not fail `info`
+        return {"nvml": f"unavailable ({exc})"}
+
+
+def info(_args) -> int:
+    print(f"rtscan {__version__}, Python {platform.python_version()}")
+    try:
+        major, minor = _compile.nvrtc_version()
+        print(f"NVRTC {major}.{minor}")
+    except Exception as exc:
+        print(f"NVRTC: unavailable ({exc})")
+    print(f"kernels: {_compile.kernels_dir()}")
+    cache = _compile.cache_dir()
+    entries = sorted(cache.glob("*.cubin")) if cache.is_dir() else []
+    print(f"cache: {cache} ({len(entries)} entries)")
+    print(f"NVTX ranges: {'on, domain ' + _nvtx.DOMAIN if _nvtx.AVAILABLE else 'off (the nvtx package is missing)'}")
+    ok, why = _driver.gpu_status()
+    if not ok:
+        print(f"GPU: none usable: {why}")
+        return 0
+    for device in range(_driver.device_count()):
+        arch = _kernels.device_arch(device)
+        sms = _driver.device_attribute(device, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
+        print(f"GPU {device}: {_driver.device_name(device)}, {arch}, {sms} SMs")
+        for key, value in _nvml_facts(device).items():
+            print(f"  {key}: {value:.0f}" if isinstance(value, float) else f"  {key}: {value}")
+        for variant in VARIANTS.values():
+            shapes = _kernels.shapes_for(variant, arch)
+            expressions = tuple(variant.name_expression(s) for s in shapes)
+            options = _compile.CompileOptions(arch=arch)
+            key = _compile.cache_key(variant.source, expressions,
+                                     options.arguments(_compile._include_dirs()), arch)
+            state = "compiled (in the cache)" if (cache / f"{key}.cubin").is_file() else "not compiled yet"
+            print(f"  {variant.name}: {state}; shapes {', '.join(expressions)}")
+    return 0
+
+
+def compile_command(args) -> int:
+    for variant in VARIANTS.values():
+        module = _kernels.compile_variant(variant, args.arch)
+        origin = "cache" if module.from_cache else "NVRTC"
+        print(f"{variant.name} for {args.arch}: {len(module.cubin)} bytes from {origin}")
+        for expression, lowered in module.lowered_names.items():
+            print(f"  {expression} -> {lowered}")
+    print(f"cache: {_compile.cache_dir()}")
+    return 0
+
+
+def bench_command(args) -> int:
+    ok, why = _driver.gpu_status()
+    if not ok:
+        print(f"rtscan bench needs an NVIDIA GPU: {why}", file=sys.stderr)
+        return 2
+    from . import _bench
+
+    names = list(VARIANTS) if args.variant == "all" else [resolve(args.variant).name]
+    _bench.run(names, range(args.min_log2, args.max_log2 + 1, args.step))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rtscan", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("info", help="device, arch, clocks, bandwidth, cache, what is compiled")
+    compile_parser = commands.add_parser("compile", help="compile every kernel for an arch (no GPU needed)")
+    compile_parser.add_argument("--arch", required=True, help="e.g. sm_90")
+    bench_parser = commands.add_parser("bench", help="time scans beside a device-to-device copy of the same bytes")
+    bench_parser.add_argument("--variant", default="auto", help="a variant name, 'auto' or 'all'")
+    bench_parser.add_argument("--min-log2", type=int, default=16)
+    bench_parser.add_argument("--max-log2", type=int, default=28)
+    bench_parser.add_argument("--step", type=int, default=2, help="log2 step between sizes")
+    args = parser.parse_args(argv)
+    handlers = {"info": info, "compile": compile_command, "bench": bench_command}
+    try:
+        return handlers[args.command](args)
+    except RtscanError as exc:
+        print(f"rtscan: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
