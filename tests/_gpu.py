@@ -62,7 +62,7 @@ GROWTH_MAX_LENGTH = 100
 
 
 def cuda(array: np.ndarray):
-    return torch.from_numpy(np.ascontiguousarray(array)).cuda()
+    return torch.from_numpy(np.array(array, order="C")).cuda()  # ascontiguousarray would make 0-d 1-d
 
 
 def host(tensor) -> np.ndarray:

@@ -143,6 +143,7 @@ def test_cuda_graph_capture_and_replay(rng):
                              f"replay {replay}")
 
 
+@pytest.mark.filterwarnings("ignore:The CUDA Graph is empty")  # nothing was captured: the point
 def test_growing_the_workspace_during_capture_is_refused():
     stream = torch.cuda.Stream()
     length = 2**23 + 1  # more tiles than any other test reserves on a side stream

@@ -179,6 +179,7 @@ def busy(stream):
         torch.cuda._sleep(200_000_000)
 
 
+@pytest.mark.filterwarnings("ignore:ExternalStream is deprecated")
 @pytest.mark.parametrize("how", ["int_handle", "stream_object", "current_stream", "cupy_stream"])
 def test_stream_is_honoured(rng, how):
     """The inputs are written on stream s after a long sleep; a scan that did not run on s would
