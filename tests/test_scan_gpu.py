@@ -193,6 +193,25 @@ def test_noncontiguous(rng, layout, reverse, length):
     scan_and_check(a, b, out=out, reverse=reverse, what=layout)
 
 
+@pytest.mark.parametrize("length", [33, TILE + 1, 3 * TILE + 2], ids=length_id)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("permuted", ["out", "in", "both"])
+def test_batch_axes_permuted(rng, permuted, reverse, length):
+    """Batch axes that merge for one of in/out but not the other: (2, 3, L) with the two batch
+    axes stored in swapped order."""
+    a_np, b_np = regime(rng, "mixed", (2, 3, length))
+
+    def swapped(x):
+        return cuda(x.transpose(1, 0, 2)).permute(1, 0, 2)
+
+    a, b = (swapped(a_np), swapped(b_np)) if permuted in ("in", "both") else (cuda(a_np), cuda(b_np))
+    out = None
+    if permuted in ("out", "both"):
+        out = torch.full((3, 2, length), float("nan"), device="cuda").permute(1, 0, 2)
+    h0 = cuda(rng.uniform(-2, 2, (2, 3)).astype(np.float32))
+    scan_and_check(a, b, h0=h0, out=out, reverse=reverse, what=f"{permuted} permuted")
+
+
 def test_strided_out_leaves_the_gaps_alone(rng):
     a_np, b_np = regime(rng, "mixed", (5, 3 * TILE + 2))
     buffer = torch.full((5, 2 * (3 * TILE + 2)), 777.0, device="cuda")

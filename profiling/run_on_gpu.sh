@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One batched GPU session: info, the GPU tests, the bench, each logged under $OUT (or ./gpu-logs).
+# Runs from a source checkout (PYTHONPATH=.); carries the nvtx wheel from .whl/ when present.
+# Usage: bash profiling/run_on_gpu.sh [pytest args...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-gpu-logs}"
+mkdir -p "$out"
+if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH="/tmp/site:."
+else
+    export PYTHONPATH=.
+fi
+export PYTHONUNBUFFERED=1 RTSCAN_CACHE_DIR="${RTSCAN_CACHE_DIR:-/tmp/rtscan-cache}"
+git rev-parse HEAD 2>/dev/null | tee "$out/commit.txt"
+git status --short | tee -a "$out/commit.txt"
+python3 -m rtscan info 2>&1 | tee "$out/info.txt"
+python3 -m pytest -q -m gpu -p no:cacheprovider "$@" tests 2>&1 | tee "$out/gpu-tests.txt" | tail -25
+python3 -m rtscan bench 2>&1 | tee "$out/bench.txt"
