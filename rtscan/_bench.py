@@ -1,7 +1,8 @@
 """`python -m rtscan bench`: scans beside a device-to-device copy of the same bytes, one run.
 
-Both are timed as CUDA graphs of back-to-back launches replayed between two events, so host
-launch overhead stays out of the device figures; the median of several replays is reported.
+Scans are timed as CUDA graphs of back-to-back launches replayed between two events, so host
+launch overhead stays out of the device figures; the median of several replays is reported. The
+copy is timed that way and as plain back-to-back launches, and the faster counts.
 Traffic is counted at the minimum the recurrence needs: read a, read b, write h (12 B/element in
 float32); the copy moves the same bytes (reads 6 B/element, writes 6 B/element).
 """
@@ -55,6 +56,28 @@ def _time_graph(enqueue, stream: int, launches: int) -> float:
         _driver.destroy_graph(graph)
 
 
+def _time_stream(enqueue, stream: int, launches: int) -> float:
+    """Median microseconds per launch of `launches` back-to-back launches between two events."""
+    enqueue()  # warm-up
+    start, end = _driver.Event(), _driver.Event()
+    samples = []
+    for _ in range(REPLAYS):
+        start.record(stream)
+        for _ in range(launches):
+            enqueue()
+        end.record(stream)
+        end.synchronize()
+        samples.append(_driver.elapsed_ms(start, end) * 1e3 / launches)
+    return statistics.median(samples)
+
+
+def _time_copy(copy, stream: int, launches: int) -> float:
+    """The copy's best honest figure: a captured copy node can take a slower engine than a
+    plain cuMemcpyDtoDAsync (seen on an H200 at 1.6 GB: 1188 us in a graph, 758 us plain), so
+    both are timed and the faster is the ceiling the scan is compared with."""
+    return min(_time_graph(copy, stream, launches), _time_stream(copy, stream, launches))
+
+
 def _clocks() -> str:
     from .__main__ import _nvml_facts
 
@@ -86,7 +109,7 @@ def run(variant_names: list[str], log2_sizes) -> None:
             def copy():
                 _driver.copy_device_to_device(target.pointer, source.pointer, 6 * n, stream)
 
-            copy_before = _time_graph(copy, stream, launches)
+            copy_before = _time_copy(copy, stream, launches)
             row = []
             for name in variant_names:
                 def one_scan():
@@ -96,7 +119,7 @@ def run(variant_names: list[str], log2_sizes) -> None:
                     one_scan()  # compiles, loads and sizes the workspace outside the capture
                     micro = _time_graph(one_scan, stream, launches)
                 row.append((micro, nbytes / micro / 1e3))
-            copy_after = _time_graph(copy, stream, launches)
+            copy_after = _time_copy(copy, stream, launches)
             copy_time = min(copy_before, copy_after)
             line = f"{n:>12} {copy_time:>9.1f} {nbytes / copy_time / 1e3:>9.0f}"
             for micro, gbs in row:
