@@ -18,7 +18,6 @@ import json
 import os
 import re
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from .errors import CompileError
 
 KEY_SCHEMA = 1
 _ENTRY_MAGIC = b"RTSCAN-CUBIN-1\n"
-_ARCH_PATTERN = re.compile(r"^sm_(\d+)([a-z]?)$")
+_ARCH_PATTERN = re.compile(r"^sm_(\d+)(a|f)?$")  # exact SASS targets, e.g. sm_90, sm_90a, sm_100f
 
 
 def kernels_dir() -> Path:
@@ -94,24 +93,15 @@ def _include_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-_kernels_hash_lock = threading.Lock()
-_kernels_hash_memo: dict[tuple, str] = {}
-
-
 def kernels_hash() -> str:
-    """SHA-256 over the names and bytes of every file under kernels_cu/."""
+    """SHA-256 over the names and bytes of every file under kernels_cu/ (read each time: a few
+    files, hashed once per variant and architecture per process)."""
     root = kernels_dir()
-    files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    with _kernels_hash_lock:
-        if stamp in _kernels_hash_memo:
-            return _kernels_hash_memo[stamp]
-        digest = hashlib.sha256()
-        for path in files:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-        _kernels_hash_memo[stamp] = digest.hexdigest()
-        return _kernels_hash_memo[stamp]
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def cache_dir() -> Path:
@@ -142,6 +132,11 @@ def cache_key(source: str, name_expressions: tuple[str, ...], options: tuple[str
     return digest.hexdigest()
 
 
+def _entry_checksum(cubin: bytes, lowered_names: dict) -> str:
+    """SHA-256 over the cubin and its lowered names: both must come back exactly as written."""
+    return hashlib.sha256(cubin + b"\0" + json.dumps(lowered_names, sort_keys=True).encode()).hexdigest()
+
+
 def _read_entry(path: Path, name_expressions: tuple[str, ...]) -> CompiledModule | None:
     """A well-formed entry, or None for anything missing, unreadable or corrupt."""
     try:
@@ -150,19 +145,23 @@ def _read_entry(path: Path, name_expressions: tuple[str, ...]) -> CompiledModule
             return None
         header_line, cubin = raw[len(_ENTRY_MAGIC):].split(b"\n", 1)
         header = json.loads(header_line)
-        if header.get("sha256") != hashlib.sha256(cubin).hexdigest():
+        if not isinstance(header, dict):
             return None
-        lowered = header["lowered_names"]
-        if not isinstance(lowered, dict) or set(lowered) != set(name_expressions):
+        lowered = header.get("lowered_names")
+        if (not isinstance(lowered, dict) or set(lowered) != set(name_expressions)
+                or not all(isinstance(name, str) for name in lowered.values())):
+            return None
+        if header.get("sha256") != _entry_checksum(cubin, lowered):
             return None
         return CompiledModule(cubin=cubin, lowered_names=dict(lowered), from_cache=True)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, TypeError):
         return None
 
 
 def _write_entry(path: Path, module: CompiledModule) -> bool:
     """Atomically store an entry; False (and no exception) when the folder is not writable."""
-    header = json.dumps({"sha256": hashlib.sha256(module.cubin).hexdigest(), "lowered_names": module.lowered_names})
+    header = json.dumps({"sha256": _entry_checksum(module.cubin, module.lowered_names),
+                         "lowered_names": module.lowered_names})
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".cubin")

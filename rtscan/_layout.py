@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
 MAX_BATCH_RANK = 4
 
@@ -43,7 +43,7 @@ class Plan:
 
 def normalize_dim(dim: int, ndim: int) -> int:
     if not isinstance(dim, int) or isinstance(dim, bool):
-        raise InputError(f"dim must be an int, got {type(dim).__name__}")
+        raise InputTypeError(f"dim must be an int, got {type(dim).__name__}")
     if ndim == 0:
         raise InputError("a and b must have at least one dimension (the one the recurrence runs along)")
     if not -ndim <= dim < ndim:

@@ -91,6 +91,8 @@ def _check_out(out, va):
     if va.device is None and not vout.obj.flags.writeable:
         raise InputError("out is a read-only NumPy array")
     # Every element of out must have its own address, or two steps would write one place.
+    if vout.size == 0:
+        return vout
     spans = sorted((abs(s), n) for s, n in zip(vout.strides, vout.shape) if n > 1)
     reach = 1
     for stride, extent in spans:

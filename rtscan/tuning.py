@@ -16,7 +16,7 @@ LOOKBACK_REGS = {
     },
     ("sm_90", "float32"): {
         "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1,
-        "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/handsweep-2026-11-30.txt: "
+        "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
                   "fastest of 7 shapes at 2^28 (0.53 of copy); tiles of 2048 steps ran at 0.30-0.37, "
                   "look-back depth 2, 4 and 8 were no faster than 1",
     },

@@ -78,8 +78,9 @@ def test_entry_format(cache, kernels_copy):
     header, cubin = raw[len(_compile._ENTRY_MAGIC):].split(b"\n", 1)
     assert cubin == module.cubin
     header = json.loads(header)
-    assert header["sha256"] == hashlib.sha256(cubin).hexdigest()
     assert header["lowered_names"] == module.lowered_names
+    names = json.dumps(module.lowered_names, sort_keys=True).encode()
+    assert header["sha256"] == hashlib.sha256(cubin + b"\0" + names).hexdigest()
 
 
 def _truncate_half(raw: bytes) -> bytes:
@@ -139,18 +140,7 @@ CORRUPTIONS = {
 # Known rtscan bugs: _read_entry catches no AttributeError (a JSON header that is not an object
 # crashes it), and it trusts the lowered names without checking them (the sha256 covers only the
 # cubin), so a damaged name is a "hit" that fails later in cuModuleGetFunction.
-KNOWN_BAD = {
-    "header_a_list": "rtscan bug: a JSON header that is not an object raises AttributeError",
-    "header_a_number": "rtscan bug: a JSON header that is not an object raises AttributeError",
-    "lowered_names_not_strings": "rtscan bug: lowered names are not checked to be strings",
-    "lowered_name_altered": "rtscan bug: lowered names are not covered by the checksum nor checked against the cubin",
-}
-
-
-@pytest.mark.parametrize("corruption", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BAD[name])) if name in KNOWN_BAD else name
-    for name in sorted(CORRUPTIONS)
-])
+@pytest.mark.parametrize("corruption", sorted(CORRUPTIONS))
 def test_corrupt_entry_is_a_miss_and_is_rewritten(cache, kernels_copy, monkeypatch, corruption):
     original = tiny()
     (path,) = entries(cache)

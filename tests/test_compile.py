@@ -105,7 +105,7 @@ def test_defines_reach_the_compiler(kernels_copy):
         _compile.nvrtc_compile("defined.cu", ("defined_kernel",), _compile.CompileOptions(arch="sm_90"))
 
 
-@pytest.mark.parametrize("arch", ["sm90", "compute_90", "90", "sm_", "SM_90", "sm_90 ", "sm_x90", "", "sm_90ab"])
+@pytest.mark.parametrize("arch", ["sm90", "compute_90", "90", "sm_", "SM_90", "sm_90 ", "sm_x90", "", "sm_90ab", "sm_9x"])
 def test_compile_options_reject_bad_arch(arch):
     with pytest.raises(ValueError, match="arch"):
         _compile.CompileOptions(arch=arch)

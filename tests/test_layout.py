@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from rtscan import InputError, _compile, _layout
+from rtscan import InputError, InputTypeError, _compile, _layout
 
 
 def contiguous_strides(shape):
@@ -195,7 +195,7 @@ def test_normalize_dim_out_of_range(dim, ndim):
 
 @pytest.mark.parametrize("dim", [1.0, "0", None, True, np.float32(0)])
 def test_normalize_dim_not_an_int(dim):
-    with pytest.raises(InputError, match="dim"):
+    with pytest.raises(InputTypeError, match="dim"):
         _layout.normalize_dim(dim, 2)
 
 

@@ -106,7 +106,7 @@ def test_dim_out_of_range(dim):
 
 @pytest.mark.parametrize("dim", [1.0, "0", None, True])
 def test_dim_not_an_int(dim):
-    with raises(InputError, r"^dim"):
+    with raises(InputTypeError, r"^dim"):
         rtscan.scan(f32(2, 5), f32(2, 5), dim=dim)
 
 
@@ -253,7 +253,6 @@ def test_zero_length_returns_empty_result(shape, dim):
     assert isinstance(result, np.ndarray) and result.shape == shape and result.dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, reason="rtscan bug: _check_out calls an empty out (NumPy strides (0, 0)) overlapping")
 def test_zero_length_returns_out():
     out = np.empty((3, 0), np.float32)
     assert rtscan.scan(np.empty((3, 0), np.float32), np.empty((3, 0), np.float32), out=out) is out
