@@ -1,5 +1,6 @@
 // Single-pass decoupled look-back scan (Merrill & Garland, NVR-2016-002) of S independent
-// sequences, several items per thread scanned in registers, warp-parallel look-back.
+// sequences: several items per thread, staged through shared memory and scanned in registers,
+// warp-parallel look-back.
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
 // Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * VEC: lane l
@@ -51,13 +52,13 @@ __device__ __forceinline__ Affine<float> exclusive_from_inclusive(Affine<float> 
 }
 
 // `first` and `valid` are tile-relative (below TILE, so 32-bit); only the tile's base is 64-bit.
-// Asynchronous global -> shared copies (cp.async). `first` and `valid` are tile-relative (below
-// TILE, so 32-bit); only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
-// treats them as the identity map without reading them.
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return unsigned(__cvta_generic_to_shared(pointer));
 }
 
+// Asynchronous global -> shared copies (cp.async). `first` and `valid` are tile-relative (below
+// TILE, so 32-bit); only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
+// treats them as the identity map without reading them.
 template <int VEC>
 __device__ __forceinline__ void stage_steps(float* staged, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {
@@ -201,8 +202,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     }
     __syncthreads();
 
-    // The state at the start of this warp's span, then each lane's steps one fma at a time: the
-    // same recurrence, in the same order, as the float64 reference runs it.
+    // The state at the start of this warp's span (from the warp prefix map), then the state at the
+    // start of each lane's chunk (from its prefix map), then that lane's VEC steps one fma at a
+    // time. Across lanes and warps the maps are composed products of a's, not the sequential
+    // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {

@@ -187,6 +187,9 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
         }
         for (long long nearer = window; nearer >= 0; --nearer) {
             if (nearer != window) {
+                // Tags not checked again: this warp saw each of these words carry this launch's
+                // generation, a word is written once per launch, and read-read coherence keeps a
+                // later read of the same address by the same thread from returning an older value.
 #pragma unroll
                 for (int d = 0; d < DEPTH; ++d)
                     seen[d] = read_predecessor(ws, tile - (1 + lane + 32 * d + SPAN * nearer), generation);

@@ -13,13 +13,13 @@ __version__ = "0.1.0"
 from . import reference  # noqa: E402
 from ._scan import scan  # noqa: E402
 from .errors import (  # noqa: E402
-    CompileError, DriverError, InputError, InputTypeError, NoDeviceError, RtscanError,
+    CompileError, DriverError, InputError, InputTypeError, NoDeviceError, RtscanError, UnsupportedError,
 )
 from .registry import variants  # noqa: E402
 
 __all__ = [
     "scan", "variants", "warmup", "reference", "gpu_available", "RtscanError", "CompileError",
-    "DriverError", "InputError", "InputTypeError", "NoDeviceError", "__version__",
+    "DriverError", "InputError", "InputTypeError", "NoDeviceError", "UnsupportedError", "__version__",
 ]
 
 
@@ -59,8 +59,8 @@ def _compile_auto_kernels_at_import() -> None:
         return
     try:
         _kernels.compile_variant(resolve("auto"), _kernels.device_arch(0))
-    except RtscanError:
-        pass  # the same compile runs again, and raises, on first use
+    except Exception:  # noqa: BLE001 - import must not fail; the same work runs again, and raises, on first use
+        pass
 
 
 _compile_auto_kernels_at_import()

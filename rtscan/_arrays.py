@@ -85,10 +85,14 @@ def _numpy_view(name: str, array: np.ndarray) -> ArrayView:
 
 def _device_of_pointer(name: str, pointer: int) -> int:
     from . import _driver
+    from .errors import DriverError
 
     drv = _driver.driver()
     attribute = drv.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    return int(_driver.call("cuPointerGetAttribute", drv.cuPointerGetAttribute(attribute, pointer)))
+    try:
+        return int(_driver.call("cuPointerGetAttribute", drv.cuPointerGetAttribute(attribute, pointer)))
+    except DriverError as exc:
+        raise InputError(f"{name} does not point to CUDA device memory ({exc.name})") from exc
 
 
 _TYPESTR = {"<f4": "float32", "<f8": "float64", "<f2": "float16"}
@@ -106,7 +110,9 @@ def _cai_view(name: str, obj: Any) -> ArrayView:
             running *= extent
     else:
         strides = [s // itemsize for s in interface["strides"]]
-    pointer = int(interface["data"][0])
+    pointer, read_only = int(interface["data"][0]), bool(interface["data"][1])
+    if read_only and name == "out":
+        raise InputError("out is read-only (its __cuda_array_interface__ says so)")
     device = _device_of_pointer(name, pointer) if pointer else 0
     return ArrayView(obj, "cuda_array_interface", pointer, shape, tuple(strides), dtype, device)
 

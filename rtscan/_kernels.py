@@ -49,14 +49,13 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
     key = (device, variant.name, shape)
     loaded = _functions.get(key)
     if loaded is None:
-        with _lock:
+        module = compile_variant(variant, device_arch(device))  # takes _lock itself
+        with _lock:  # one module load per device, even when threads race here
             loaded = _functions.get(key)
-        if loaded is None:
-            module = compile_variant(variant, device_arch(device))
-            handle = _driver.load_module(module.cubin)
-            with _lock:
+            if loaded is None:
+                handle = _driver.load_module(module.cubin)
                 for s in shapes_for(variant, device_arch(device)):
                     name = module.lowered_names[variant.name_expression(s)]
-                    _functions.setdefault((device, variant.name, s), _driver.get_function(handle, name))
+                    _functions[(device, variant.name, s)] = _driver.get_function(handle, name)
                 loaded = _functions[key]
     return loaded

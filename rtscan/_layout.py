@@ -8,7 +8,10 @@ output alike) are merged, so the kernel sees at most MAX_BATCH_RANK of them.
 from __future__ import annotations
 
 import ctypes
+import operator
 from dataclasses import dataclass
+
+import numpy as np
 
 from .errors import InputError, InputTypeError
 
@@ -42,8 +45,12 @@ class Plan:
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise InputTypeError(f"dim must be an int, got {type(dim).__name__}")
+    if isinstance(dim, (bool, np.bool_)):
+        raise InputTypeError("dim must be an int, got a bool")
+    try:
+        dim = operator.index(dim)  # int and the NumPy integer types
+    except TypeError:
+        raise InputTypeError(f"dim must be an int, got {type(dim).__name__}") from None
     if ndim == 0:
         raise InputError("a and b must have at least one dimension (the one the recurrence runs along)")
     if not -ndim <= dim < ndim:

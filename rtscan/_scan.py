@@ -48,7 +48,7 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
                          f"strides (make both contiguous)")
     if vout is None:
         vout = _arrays.empty_like(va)
-    _check_aliasing(vout, va, vb)
+    _check_aliasing(vout, va, vb, vh0)
     if va.size == 0:
         return vout.obj
     if stream_handle is None:
@@ -102,15 +102,19 @@ def _check_out(out, va):
     return vout
 
 
-def _check_aliasing(vout, va, vb):
-    """out may be a or b itself (each tile reads its steps before writing them), nothing in between."""
+def _check_aliasing(vout, va, vb, vh0):
+    """out may be a or b itself (each tile reads its steps before writing them), nothing in between;
+    h0 is read by the first tile of each sequence while other tiles write out, so it never may.
+    The check compares address ranges, so interleaved views that share no element are refused too."""
     out_low, out_high = vout.extent_bytes()
-    for name, source in (("a", va), ("b", vb)):
+    for name, source in (("a", va), ("b", vb), ("h0", vh0)):
+        if source is None:
+            continue
         low, high = source.extent_bytes()
-        same = source.pointer == vout.pointer and source.strides == vout.strides
+        same = name != "h0" and source.pointer == vout.pointer and source.strides == vout.strides
         if not same and low < out_high and out_low < high:
-            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory or "
-                             f"out={name} exactly")
+            exactly = "" if name == "h0" else f" or out={name} exactly"
+            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory{exactly}")
 
 
 def _vector_width(plan: _layout.Plan, *views: _arrays.ArrayView) -> int:
@@ -134,7 +138,8 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
     function = _kernels.function(device, chosen, shape)
-    workspace = _workspace.acquire(device, stream_handle, num_tiles)
+    # Descriptors are read and written only when a sequence spans several tiles.
+    workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
     arguments = (
         ctypes.c_void_p(va.pointer), ctypes.c_void_p(vb.pointer), ctypes.c_void_p(vout.pointer),
         ctypes.c_void_p(vh0.pointer if vh0 is not None else 0), plan.layout, workspace,
@@ -145,7 +150,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
 
 
 def _scan_host(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
-    """NumPy in, NumPy out: copy to the current GPU, scan, copy back, wait."""
+    """NumPy in, NumPy out: copy to GPU 0, scan (on `stream`, which must belong to GPU 0), copy back, wait."""
     arrays = {"a": va.obj, "b": vb.obj}
     if vh0 is not None:
         arrays["h0"] = vh0.obj

@@ -1,5 +1,7 @@
 """Look-back workspaces, one per (device, stream): calls on one stream run one after another on
-the GPU and can share one; calls on two streams never do. The layout is described in
+the GPU and can share one; calls on two streams never do. A CUDA graph keeps the workspace of
+the stream it was captured on: replay it stream-ordered with other rtscan calls on that stream
+(on that stream, or after synchronising), never concurrently with them. The layout is described in
 kernels_cu/tile_state.cuh. A new workspace is zeroed once; after that the kernel resets its own
 ticket and advances a generation, so no per-call memset is needed.
 """
@@ -32,6 +34,7 @@ class Workspace:
 
 _lock = threading.Lock()
 _workspaces: dict[tuple, Workspace] = {}
+_retired: list[Workspace] = []
 
 
 def _key(device: int, stream: int) -> tuple:
@@ -62,9 +65,10 @@ def _grow(key: tuple, old: Workspace | None, stream: int, tiles: int) -> Workspa
     _driver.memset_async(pointer, 0, nbytes, stream)
     # The generation is the high half of the little-endian 64-bit ticket word, bytes 4..8.
     _driver.memset32_async(pointer + 4, FIRST_GENERATION, 1, stream)
-    if old is not None:  # earlier launches on this stream may still be reading it
-        _driver.synchronize(stream)
-        _driver.free(old.pointer)
+    if old is not None:
+        # Never freed: a launch queued by another thread, or a captured CUDA graph, may still hold
+        # the old address. Growth is geometric, so the retired ones add up to less than the newest.
+        _retired.append(old)
     workspace = Workspace(pointer, capacity)
     _workspaces[key] = workspace
     return workspace

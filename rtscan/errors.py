@@ -15,6 +15,13 @@ class InputTypeError(RtscanError, TypeError):
     """An argument has the wrong type or dtype; nothing was launched or written."""
 
 
+class UnsupportedError(RtscanError, KeyError):
+    """No kernel exists for this architecture or dtype (e.g. a GPU older than sm_80)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
 class NoDeviceError(RtscanError):
     """A GPU was needed and none is usable (no driver, no device, or CUDA failed to start)."""
 

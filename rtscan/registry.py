@@ -48,8 +48,8 @@ VARIANTS = {
         name="lookback_regs",
         source="lookback.cu",
         template="rtscan::lookback_scan",
-        description="single-pass decoupled look-back, several items per thread in registers, "
-                    "warp-parallel look-back, deterministic carry",
+        description="single-pass decoupled look-back; several items per thread, staged through shared "
+                    "memory by cp.async and scanned in registers; warp-parallel look-back; deterministic carry",
         passes=1,
         table=tuning.LOOKBACK_REGS,
     ),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .errors import UnsupportedError
+
 # (arch, dtype) -> parameters of the `lookback_regs` kernel, and the evidence behind them.
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
@@ -35,5 +37,6 @@ def lookup(table: dict, arch: str, dtype: str) -> dict:
     wanted = _arch_number(arch)
     candidates = [(_arch_number(a), a) for (a, d) in table if d == dtype and _arch_number(a) <= wanted]
     if not candidates:
-        raise KeyError(f"no tuning entry for {dtype} on {arch} or any older architecture")
+        raise UnsupportedError(f"rtscan has no kernel for {dtype} on {arch}: it needs sm_80 or newer "
+                               f"(cp.async) and one of the dtypes {sorted({d for _, d in table})}")
     return table[(max(candidates)[1], dtype)]

@@ -215,3 +215,8 @@ def test_seq_layout_struct_mirrors_the_header():
         assert ctypes.sizeof(ctype) == ctypes.sizeof(expected), name
     rank = re.search(r"constexpr int MAX_BATCH_RANK = (\d+);", text).group(1)
     assert int(rank) == _layout.MAX_BATCH_RANK
+
+
+@pytest.mark.parametrize("dim", [np.int64(1), np.int32(-1), np.uint8(1)])
+def test_normalize_dim_accepts_numpy_integers(dim):
+    assert _layout.normalize_dim(dim, 2) == 1

@@ -33,8 +33,13 @@ def test_lookup_falls_back_to_the_nearest_older_arch(arch, table_arch):
 @pytest.mark.parametrize("arch", ["sm_70", "sm_75", "sm_52"])
 def test_lookup_older_than_the_table(arch):
     for variant in registry.VARIANTS.values():
-        with pytest.raises(KeyError):
+        with pytest.raises(rtscan.UnsupportedError, match=f"{arch}.*sm_80"):
             tuning.lookup(variant.table, arch, "float32")
+
+
+def test_unsupported_is_an_rtscan_error_and_a_key_error():
+    assert issubclass(rtscan.UnsupportedError, rtscan.RtscanError)
+    assert issubclass(rtscan.UnsupportedError, KeyError)
 
 
 def test_lookup_unknown_dtype():

@@ -209,3 +209,17 @@ def test_stream_is_honoured(rng, how):
     assert not stream.query(), "the stream finished too early for this test to prove anything"
     stream.synchronize()
     check_numpy(host(out), a_np, b_np)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("target", ["separate_out", "in_place"])
+def test_h0_must_not_overlap_out(rng, target):
+    """The first tile of each sequence reads h0 while other tiles write out: any overlap is refused."""
+    a_np, b_np = regime(rng, "mixed", (4, 300))
+    a, b = cuda(a_np), cuda(b_np)
+    out = poisoned_like(a) if target == "separate_out" else a
+    h0 = out[0, :4]  # a contiguous view into the output
+    before = host(out).copy()
+    with pytest.raises(rtscan.InputError, match="h0"):
+        rtscan.scan(a, b, h0=h0, out=out)
+    assert np.array_equal(host(out), before, equal_nan=True), "written despite the error"

@@ -43,6 +43,7 @@ def fake(monkeypatch):
         if name not in ("call", "Event", "gpu_status", "NoDeviceError", "DriverError", "Any"):
             monkeypatch.setattr(_driver, name, getattr(driver, name))
     monkeypatch.setattr(_workspace, "_workspaces", {})
+    monkeypatch.setattr(_workspace, "_retired", [])
     return driver
 
 
@@ -69,16 +70,16 @@ def test_reuse_without_driver_calls(fake):
     assert bytes(again) == bytes(first) and fake.calls == []
 
 
-def test_growth_is_geometric_and_frees_the_old_one_after_the_stream(fake):
-    _workspace.acquire(0, 7, 100)
-    old_pointer = fake.calls[0][1]
+def test_growth_is_geometric_and_keeps_the_old_one(fake):
+    first = _workspace.acquire(0, 7, 100)
     fake.calls.clear()
     grown = _workspace.acquire(0, 7, _workspace.MIN_CAPACITY + 1)
-    assert grown.capacity == 2 * _workspace.MIN_CAPACITY
+    assert grown.capacity == 2 * _workspace.MIN_CAPACITY and bytes(grown) != bytes(first)
     kinds = [call[0] for call in fake.calls]
     assert kinds[0] == "alloc" and fake.calls[0][2] == nbytes(2 * _workspace.MIN_CAPACITY)
-    assert kinds.count("free") == 1 and fake.calls[kinds.index("free")] == ("free", old_pointer)
-    assert ("synchronize", 7) in fake.calls[:kinds.index("free")], "freed before the stream finished with it"
+    # A queued launch of another thread, or a captured graph, may still use the old address.
+    assert "free" not in kinds and "synchronize" not in kinds
+    assert any(old.pointer == first.ticket for old in _workspace._retired)
     assert _workspace.acquire(0, 7, 10**6).capacity == 10**6  # a big jump takes what it needs
 
 
