@@ -21,6 +21,7 @@
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH predecessors per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 #include "affine.cuh"
+#include "indexing.cuh"
 #include "seq_layout.cuh"
 #include "tile_state.cuh"
 
@@ -34,7 +35,7 @@ __device__ __forceinline__ Affine<float> warp_inclusive_scan(Affine<float> map) 
     for (int offset = 1; offset < 32; offset <<= 1) {
         const Affine<float> earlier = {__shfl_up_sync(0xffffffffu, map.a, offset),
                                        __shfl_up_sync(0xffffffffu, map.b, offset)};
-        if (lane >= unsigned(offset)) map = compose(map, earlier);
+        if (scan_round_takes(lane, offset)) map = compose(map, earlier);
     }
     return map;
 }
@@ -152,10 +153,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
     float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
 
-    const int warp_first = int(warp) * 32 * ITEMS;
+    const int warp_first = warp_span_start<ITEMS>(int(warp));
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        const int first = first_step<VEC>(warp_first, c, int(lane));
         stage_steps<VEC>(staged_a, a_tile, layout.in_time_stride, first, valid);
         stage_steps<VEC>(staged_b, b_tile, layout.in_time_stride, first, valid);
     }
@@ -167,7 +168,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        const int first = first_step<VEC>(warp_first, c, int(lane));
         Affine<float> maps[VEC];
         read_staged<VEC>(staged_a, staged_b, first, valid, maps);
         Affine<float> lane_map = affine_identity<float>();
@@ -209,7 +210,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const int first = warp_first + c * 32 * VEC + int(lane) * VEC;
+        const int first = first_step<VEC>(warp_first, c, int(lane));
         Affine<float> maps[VEC];
         read_staged<VEC>(staged_a, staged_b, first, valid, maps);
         float state = apply(lane_prefix[c], warp_start_state);

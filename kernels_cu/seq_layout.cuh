@@ -5,6 +5,8 @@
 // counts and strides are 64-bit and in elements, so no index wraps past 2^31.
 #pragma once
 
+#include "affine.cuh"  // RTSCAN_HOST_DEVICE: the CPU mirror builds this file too
+
 namespace rtscan {
 
 constexpr int MAX_BATCH_RANK = 4;
@@ -24,8 +26,8 @@ struct SeqLayout {
 
 // Element offsets of step 0 of sequence `seq`, with the batch axes in C order (last axis fastest),
 // the same order in which h0 holds one state per sequence.
-__device__ __forceinline__ void sequence_origins(const SeqLayout& layout, long long seq,
-                                                 long long& in_offset, long long& out_offset) {
+RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq, long long& in_offset,
+                                         long long& out_offset) {
     in_offset = layout.in_origin;
     out_offset = layout.out_origin;
     for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {

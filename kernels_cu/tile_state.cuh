@@ -34,6 +34,7 @@
 #pragma once
 
 #include "affine.cuh"
+#include "indexing.cuh"
 
 namespace rtscan {
 
@@ -156,21 +157,21 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
         while (true) {
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
-                const long long distance = 1 + lane + 32 * d + SPAN * window;
+                const long long distance = lookback_distance<DEPTH>(lane, d, window);
                 seen[d] = distance <= chunk ? read_predecessor(ws, tile - distance, generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
             for (int d = DEPTH - 1; d >= 0; --d) {
                 const unsigned finished_lanes = __ballot_sync(0xffffffffu, seen[d].finished);
-                if (finished_lanes) first_finished = 32 * d + __ffs(finished_lanes) - 1;
+                if (finished_lanes) first_finished = window_position(d, __ffs(finished_lanes) - 1);
             }
             // Only predecessors nearer than the nearest finished one must show their aggregate.
             bool ready = true;
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
-                const long long distance = 1 + lane + 32 * d + SPAN * window;
-                const bool needed = distance <= chunk && 32 * d + lane < first_finished;
+                const long long distance = lookback_distance<DEPTH>(lane, d, window);
+                const bool needed = distance <= chunk && window_position(d, lane) < first_finished;
                 ready = ready && (!needed || seen[d].aggregated);
             }
             if (__all_sync(0xffffffffu, ready)) break;
@@ -192,7 +193,7 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
                 // later read of the same address by the same thread from returning an older value.
 #pragma unroll
                 for (int d = 0; d < DEPTH; ++d)
-                    seen[d] = read_predecessor(ws, tile - (1 + lane + 32 * d + SPAN * nearer), generation);
+                    seen[d] = read_predecessor(ws, tile - lookback_distance<DEPTH>(lane, d, nearer), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
             // independent of `state` and can be issued early: only the fmas form the chain. The
@@ -206,7 +207,7 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
                 for (int source = 31; source >= 0; --source) {
                     const Affine<float> map = {__shfl_sync(0xffffffffu, seen[d].a, source),
                                                __shfl_sync(0xffffffffu, seen[d].b, source)};
-                    if (32 * d + source <= start) state = apply(map, state);
+                    if (window_position(d, source) <= start) state = apply(map, state);
                 }
             }
         }

@@ -1,0 +1,177 @@
+"""The CPU mirror of the look-back kernel (tests/mirrors/lookback_mirror.cpp), built by the host C++
+compiler from the kernels' own headers, and its broken twins.
+
+- The mirror agrees with the float64 reference, and gives the same bits whichever predecessors
+  its look-back finds finished (the determinism argument of kernels_cu/tile_state.cuh).
+- Each broken twin is the mirror built against a copy of kernels_cu/ with one deliberate mistake
+  in the shared code (operands swapped, an index off by one): every one of them must be caught.
+- On a GPU, the kernel's output equals the mirror's bit for bit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import _checks
+from rtscan import _compile, _layout, reference
+
+COMPILER = shutil.which("g++") or shutil.which("c++")
+pytestmark = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (g++ or c++) to build the mirror")
+
+MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "lookback_mirror.cpp"
+# Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items, vec, depth)
+SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4)}
+FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
+
+# (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
+BROKEN_TWINS = {
+    "compose_operands_swapped": ("affine.cuh", "multiply_add(later.a, earlier.b, later.b)",
+                                 "multiply_add(earlier.a, later.b, earlier.b)"),
+    "compose_product_wrong_factor": ("affine.cuh", "{later.a * earlier.a,", "{later.a * earlier.b,"),
+    "lane_step_off_by_one": ("indexing.cuh", "return span_start + chunk * WARP_SIZE * VEC + lane * VEC;",
+                             "return span_start + chunk * WARP_SIZE * VEC + lane * VEC + 1;"),
+    "warp_span_off_by_one": ("indexing.cuh", "return warp * WARP_SIZE * ITEMS;",
+                             "return warp * WARP_SIZE * ITEMS + 1;"),
+    "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;"),
+    "lookback_skips_nearest": ("indexing.cuh", "return 1 + lane + WARP_SIZE * d", "return 2 + lane + WARP_SIZE * d"),
+    "window_position_off_by_one": ("indexing.cuh", "return WARP_SIZE * d + lane;", "return WARP_SIZE * d + lane + 1;"),
+    "batch_axes_forward": ("seq_layout.cuh", "for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {",
+                           "for (int axis = 0; axis < int(layout.batch_rank); ++axis) {"),
+    "batch_index_off_by_one": ("seq_layout.cuh", "const long long index = seq % size;",
+                               "const long long index = (seq + 1) % size;"),
+}
+
+
+def build_mirror(kernels: Path, target: Path) -> ctypes.CDLL:
+    # -ffp-contract=off: only the explicit fma of multiply_add may fuse, as on the GPU.
+    command = [COMPILER, "-O2", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", f"-I{kernels}",
+               "-o", str(target), str(MIRROR_SOURCE)]
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    library = ctypes.CDLL(str(target))
+    library.rtscan_mirror_scan.restype = ctypes.c_int
+    library.rtscan_mirror_scan.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
+    return library
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    return build_mirror(_compile.kernels_dir(), tmp_path_factory.mktemp("mirror") / "mirror.so")
+
+
+def mirror_scan(library, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0):
+    """Run the mirror on NumPy float32 arrays; the output starts as NaN so unwritten steps show."""
+    axis = _layout.normalize_dim(dim, a.ndim)
+    out = np.full(a.shape, np.nan, np.float32)
+    elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
+    assert elements(a) == elements(b)
+    plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
+    h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
+    h0_pointer = None if h0 is None else h0.ctypes.data
+    status = library.rtscan_mirror_scan(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
+                                        ctypes.addressof(plan.layout), finished, seed)
+    assert status == 0
+    return out
+
+
+def draw(rng, shape):
+    """a in (-1.05, 1.05) away from 0, b normal: bounded, never zeros."""
+    a = (rng.uniform(0.2, 1.05, shape) * rng.choice([-1.0, 1.0], shape)).astype(np.float32)
+    b = rng.standard_normal(shape).astype(np.float32)
+    return a, b
+
+
+def tile_of(shape_id):
+    block_threads, items, _, _ = SHAPES[shape_id]
+    return block_threads * items
+
+
+# (shape id, array shape, dim, reverse, with h0): lengths across tile, warp and chunk edges,
+# batches whose axes do not merge (strided time, two batch axes), reverse, h0.
+def cases():
+    small, big = tile_of(2), tile_of(0)
+    return [
+        (2, (37 * small + 5,), -1, False, False),
+        (3, (40 * small - 1,), -1, True, True),
+        (2, (3, 9 * small + 33), -1, False, True),
+        (3, (3, 2 * small + 7, 4), 1, False, True),  # time stride 4, batch axes (3, 4) not mergeable
+        (3, (2, 3, 5 * small + 1), 0, True, False),  # dim 0 of a 3-d array: two batch axes
+        (0, (3 * big + 1,), -1, False, False),
+        (1, (2, 2 * big + 31), -1, True, True),
+    ]
+
+
+def check_case(library, rng, case):
+    """Problems found on one case, as text; empty when the mirror is right."""
+    shape_id, shape, dim, reverse, with_h0 = case
+    a, b = draw(rng, shape)
+    axis = dim % len(shape)
+    h0 = rng.standard_normal(shape[:axis] + shape[axis + 1:]).astype(np.float32) if with_h0 else None
+    problems = []
+    outputs = [mirror_scan(library, shape_id, a, b, h0, dim, reverse, p, seed)
+               for p in FINISHED_PROBABILITIES for seed in (1, 2)]
+    if np.isnan(outputs[0]).any():
+        problems.append("unwritten steps")
+    if any(not np.array_equal(outputs[0], other) for other in outputs[1:]):
+        problems.append("output depends on which predecessors the look-back finds finished")
+    expected = reference.scan(a, b, h0=h0, dim=dim, reverse=reverse)
+    scale = _checks.running_scale(a, b, h0, dim, reverse)
+    try:
+        _checks.assert_close(outputs[0], expected, scale, f"{case}")
+    except AssertionError as error:
+        problems.append(str(error).splitlines()[0])
+    return problems
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda case: f"shape{case[0]}-{'x'.join(map(str, case[1]))}-dim{case[2]}"
+                         f"{'-rev' if case[3] else ''}{'-h0' if case[4] else ''}")
+def test_mirror_matches_reference_and_is_deterministic(mirror, case):
+    problems = check_case(mirror, np.random.default_rng(), case)
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
+def test_every_broken_twin_is_caught(twin, tmp_path):
+    kernels = tmp_path / "kernels_cu"
+    shutil.copytree(_compile.kernels_dir(), kernels)
+    file, text, replacement = BROKEN_TWINS[twin]
+    source = (kernels / file).read_text()
+    assert source.count(text) == 1, f"the twin {twin} no longer applies: {text!r} is not in {file} exactly once"
+    (kernels / file).write_text(source.replace(text, replacement))
+    library = build_mirror(kernels, tmp_path / "twin.so")
+    rng = np.random.default_rng()
+    caught = [case for case in cases() if check_case(library, rng, case)]
+    assert caught, f"broken twin {twin} passed every case: the mirror tests cannot see this mistake"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("length_tiles", [1, 3, 40])
+@pytest.mark.parametrize("vec_aligned", [True, False])
+def test_gpu_equals_mirror_bitwise(mirror, length_tiles, vec_aligned):
+    """The kernel and the mirror run the same arithmetic in the same order: equal bits."""
+    import torch
+
+    import rtscan
+    from rtscan import _kernels, registry
+
+    variant = registry.resolve("auto")
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4 if vec_aligned else 1)
+    wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth)
+    shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
+    if shape_id is None:
+        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
+    def on_gpu(array):  # a time stride of 2 keeps the kernel on its scalar (VEC = 1) path
+        if vec_aligned:
+            return torch.from_numpy(array).cuda()
+        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
+
+    a, b = draw(np.random.default_rng(), (2, length_tiles * shape.tile + 123))
+    gpu = rtscan.scan(on_gpu(a), on_gpu(b)).cpu().numpy()
+    cpu = mirror_scan(mirror, shape_id, a, b)
+    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
