@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # One batched GPU session: info, the GPU tests, the bench, each logged under $OUT (or ./gpu-logs).
-# Runs from a source checkout (PYTHONPATH=.); carries the nvtx wheel from .whl/ when present.
+# Runs from a source checkout (PYTHONPATH=.). A machine without the nvtx package gets it from
+# wheels in .whl/ when present, fetched beforehand on a machine with an index:
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_17_x86_64 -d .whl nvtx==0.2.17
 # Usage: bash profiling/run_on_gpu.sh [pytest args...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
