@@ -52,7 +52,6 @@ __device__ __forceinline__ Affine<float> exclusive_from_inclusive(Affine<float> 
     return lane == 0 ? affine_identity<float>() : previous;
 }
 
-// `first` and `valid` are tile-relative (below TILE, so 32-bit); only the tile's base is 64-bit.
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return unsigned(__cvta_generic_to_shared(pointer));
 }

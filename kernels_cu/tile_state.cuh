@@ -138,16 +138,15 @@ __device__ __forceinline__ PredecessorView read_predecessor(const TileWorkspace&
 // in its sequence is `chunk` > 0 (chunk 0 starts from h0 and never looks back).
 //
 // A window is 32 * DEPTH predecessors, read with one round of loads: lane l, depth d looks
-// 1 + l + 32 d + 32 DEPTH w tiles back in window w. DEPTH is the look-back width: while tiles are
-// in flight, the nearest finished predecessor lags by about (L2 round trip / time per tile)
-// tiles, and a window must cover that lag in one round trip or the look-back falls further
-// behind with every tile. Lanes whose predecessor would lie before the sequence's first tile read
+// 1 + l + 32 d + 32 DEPTH w tiles back in window w (indexing.cuh). DEPTH is the look-back width,
+// a tuning parameter: on an H200, depths 2, 4 and 8 were no faster than 1 (profiling/NOTES.md,
+// item 6), because the wait is for predecessors' data, not for the walk. Lanes whose predecessor would lie before the sequence's first tile read
 // nothing, so no read leaves the descriptor arrays and none touches another sequence's tiles
 // (tile 0 of a sequence always publishes its inclusive state, so the walk ends there at the latest).
 template <int DEPTH>
 __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long long tile, long long chunk,
                                                 unsigned generation) {
-    constexpr int SPAN = 32 * DEPTH;
+    constexpr int SPAN = WARP_SIZE * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
 
@@ -183,8 +182,8 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
         float state = 0.0f;
 #pragma unroll
         for (int d = 0; d < DEPTH; ++d) {
-            const float candidate = __shfl_sync(0xffffffffu, seen[d].state, first_finished & 31);
-            if (d == first_finished / 32) state = candidate;
+            const float candidate = __shfl_sync(0xffffffffu, seen[d].state, first_finished & (WARP_SIZE - 1));
+            if (d == first_finished / WARP_SIZE) state = candidate;
         }
         for (long long nearer = window; nearer >= 0; --nearer) {
             if (nearer != window) {
@@ -196,13 +195,11 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
                     seen[d] = read_predecessor(ws, tile - lookback_distance<DEPTH>(lane, d, nearer), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
-            // independent of `state` and can be issued early: only the fmas form the chain. The
-            // carries of all tiles advance through such chains, one fma per tile, so the length
-            // of one step bounds the whole scan's tile rate.
+            // independent of `state` and can be issued early: only the fmas form the chain.
             const int start = nearer == window ? first_finished - 1 : SPAN - 1;
 #pragma unroll
             for (int d = DEPTH - 1; d >= 0; --d) {
-                if (32 * d > start) continue;  // warp-uniform
+                if (window_position(d, 0) > start) continue;  // warp-uniform
 #pragma unroll
                 for (int source = 31; source >= 0; --source) {
                     const Affine<float> map = {__shfl_sync(0xffffffffu, seen[d].a, source),

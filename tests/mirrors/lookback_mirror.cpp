@@ -72,7 +72,7 @@ float lookback_carry(const Published& seen, long long chunk) {
         for (long long nearer = window; nearer >= 0; --nearer) {
             const int start = nearer == window ? first_finished - 1 : SPAN - 1;
             for (int d = DEPTH - 1; d >= 0; --d) {
-                if (WARP * d > start) continue;
+                if (rtscan::window_position(d, 0) > start) continue;
                 for (int source = WARP - 1; source >= 0; --source)
                     if (rtscan::window_position(d, source) <= start)
                         state = apply(seen.aggregate[chunk - rtscan::lookback_distance<DEPTH>(source, d, nearer)], state);
