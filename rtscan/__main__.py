@@ -6,34 +6,9 @@ import argparse
 import platform
 import sys
 
-from . import __version__, _compile, _driver, _kernels, _nvtx
+from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx
 from .errors import RtscanError
 from .registry import VARIANTS, resolve
-
-
-def _nvml_facts(device: int) -> dict:
-    """Clocks and memory bandwidth from NVML; empty when NVML is unavailable."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            handle = pynvml.nvmlDeviceGetHandleByIndex(device)
-            memory_mhz = pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM)
-            bus_bits = pynvml.nvmlDeviceGetMemoryBusWidth(handle)
-            return {
-                "sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
-                "sm_clock_max_mhz": pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM),
-                "memory_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
-                "memory_clock_max_mhz": memory_mhz,
-                "memory_bus_bits": bus_bits,
-                # double data rate: two transfers per clock on every bit of the bus
-                "theoretical_bandwidth_gbs": 2 * memory_mhz * 1e6 * bus_bits / 8 / 1e9,
-            }
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception as exc:  # NVML missing or refusing: say so, do not fail `info`
-        return {"nvml": f"unavailable ({exc})"}
 
 
 def info(_args) -> int:
@@ -56,15 +31,13 @@ def info(_args) -> int:
         arch = _kernels.device_arch(device)
         sms = _driver.device_attribute(device, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
         print(f"GPU {device}: {_driver.device_name(device)}, {arch}, {sms} SMs")
-        for key, value in _nvml_facts(device).items():
+        for key, value in _nvml.facts(device).items():
             print(f"  {key}: {value:.0f}" if isinstance(value, float) else f"  {key}: {value}")
         for variant in VARIANTS.values():
             shapes = _kernels.shapes_for(variant, arch)
             expressions = tuple(variant.name_expression(s) for s in shapes)
-            options = _compile.CompileOptions(arch=arch)
-            key = _compile.cache_key(variant.source, expressions,
-                                     options.arguments(_compile._include_dirs()), arch)
-            state = "compiled (in the cache)" if (cache / f"{key}.cubin").is_file() else "not compiled yet"
+            entry = _compile.cache_path(variant.source, expressions, _compile.CompileOptions(arch=arch))
+            state = "compiled (in the cache)" if entry.is_file() else "not compiled yet"
             print(f"  {variant.name}: {state}; shapes {', '.join(expressions)}")
     return 0
 

@@ -13,7 +13,7 @@ import statistics
 
 import numpy as np
 
-from . import _driver, _nvtx
+from . import _driver, _nvml, _nvtx
 from ._scan import scan
 from .registry import VARIANTS
 
@@ -79,9 +79,7 @@ def _time_copy(copy, stream: int, launches: int) -> float:
 
 
 def _clocks() -> str:
-    from .__main__ import _nvml_facts
-
-    facts = _nvml_facts(0)
+    facts = _nvml.facts(0)
     if "sm_clock_mhz" not in facts:
         return "clocks: unknown"
     return f"SM {facts['sm_clock_mhz']} MHz, memory {facts['memory_clock_mhz']} MHz"

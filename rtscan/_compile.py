@@ -215,11 +215,15 @@ def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: Compi
         nvrtc.nvrtcDestroyProgram(program)
 
 
+def cache_path(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> Path:
+    """Where the cache entry for these kernels lives (whether or not it exists yet)."""
+    key = cache_key(source, name_expressions, options.arguments(_include_dirs()), options.arch)
+    return cache_dir() / f"{key}.cubin"
+
+
 def compile_cached(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> CompiledModule:
     """The cubin for these kernels: from the cache when a valid entry exists, else from NVRTC."""
-    arguments = options.arguments(_include_dirs())
-    key = cache_key(source, name_expressions, arguments, options.arch)
-    path = cache_dir() / f"{key}.cubin"
+    path = cache_path(source, name_expressions, options)
     cached = _read_entry(path, name_expressions)
     if cached is not None:
         return cached
