@@ -27,6 +27,10 @@
 
 namespace rtscan {
 
+// Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
+// the device's limit before launching a larger shape).
+constexpr int MAX_STAGED_BYTES = 227 * 1024;
+
 // Inclusive scan of one map per lane across the warp, lane 0 first; fixed shuffle order, so the
 // result does not depend on timing.
 __device__ __forceinline__ Affine<float> warp_inclusive_scan(Affine<float> map) {
@@ -118,10 +122,13 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
-    static_assert(2 * TILE * sizeof(float) <= 48 * 1024, "static shared memory holds a and b of one tile");
+    static_assert(2 * TILE * sizeof(float) <= MAX_STAGED_BYTES, "a and b of one tile fit in shared memory");
 
-    __shared__ __align__(16) float staged_a[TILE];
-    __shared__ __align__(16) float staged_b[TILE];
+    // a and b of the tile, in dynamic shared memory: the launch passes 2 * TILE * 4 bytes
+    // (LaunchShape.shared_bytes), which may exceed the 48 KB a static array is limited to.
+    extern __shared__ float4 staged_storage[];
+    float* staged_a = reinterpret_cast<float*>(staged_storage);
+    float* staged_b = staged_a + TILE;
     __shared__ long long shared_tile, shared_in_offset, shared_out_offset;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> shared_warp_prefix[WARPS];

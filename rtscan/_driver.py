@@ -126,9 +126,27 @@ def get_function(module: Any, lowered_name: str) -> Any:
     return call("cuModuleGetFunction", _load().cuModuleGetFunction(module, lowered_name.encode()))
 
 
-def launch(function: Any, grid: int, block: int, stream: int, params_address: int) -> None:
+def allow_shared_memory(function: Any, shared_bytes: int) -> None:
+    """Let `function` take `shared_bytes` of dynamic shared memory (above 48 KB needs an opt-in) and
+    prefer the largest shared-memory carveout: its tiles wait in shared memory, L1 holds nothing."""
     drv = _load()
-    call("cuLaunchKernel", drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, stream, params_address, 0))
+    attributes = drv.CUfunction_attribute
+    call("cuFuncSetAttribute", drv.cuFuncSetAttribute(
+        function, attributes.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes))
+    call("cuFuncSetAttribute", drv.cuFuncSetAttribute(
+        function, attributes.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100))
+
+
+def resident_blocks_per_sm(function: Any, block: int, shared_bytes: int) -> int:
+    drv = _load()
+    return call("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(function, block, shared_bytes))
+
+
+def launch(function: Any, grid: int, block: int, shared_bytes: int, stream: int, params_address: int) -> None:
+    drv = _load()
+    call("cuLaunchKernel",
+         drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address, 0))
 
 
 def alloc(nbytes: int) -> int:

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 from . import _compile, _driver
+from .errors import UnsupportedError
 from .registry import LaunchShape, Variant
 
 VECTOR_WIDTHS = (4, 1)  # every variant is built with 16-byte steps and with scalar steps
@@ -44,6 +45,15 @@ def device_arch(device: int) -> str:
     return arch
 
 
+def _prepare(device: int, loaded: Any, shape: LaunchShape) -> None:
+    """Opt the function in to its shared memory; refuse a shape that cannot run on this device."""
+    limit = _driver.device_attribute(device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+    if shape.shared_bytes > limit:
+        raise UnsupportedError(f"launch shape {shape} needs {shape.shared_bytes} bytes of shared memory per "
+                               f"block; {device_arch(device)} allows {limit}")
+    _driver.allow_shared_memory(loaded, shape.shared_bytes)
+
+
 def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
     """The loaded kernel for this device; the device's context must be current."""
     key = (device, variant.name, shape)
@@ -56,6 +66,8 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
                 handle = _driver.load_module(module.cubin)
                 for s in shapes_for(variant, device_arch(device)):
                     name = module.lowered_names[variant.name_expression(s)]
-                    _functions[(device, variant.name, s)] = _driver.get_function(handle, name)
+                    kernel = _driver.get_function(handle, name)
+                    _prepare(device, kernel, s)
+                    _functions[(device, variant.name, s)] = kernel
                 loaded = _functions[key]
     return loaded

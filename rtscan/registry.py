@@ -20,6 +20,11 @@ class LaunchShape:
     def tile(self) -> int:
         return self.block_threads * self.items
 
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory of one block: a and b of one float32 tile."""
+        return 2 * 4 * self.tile
+
 
 @dataclass(frozen=True)
 class Variant:
