@@ -42,4 +42,21 @@ RTSCAN_HOST_DEVICE int window_position(int d, int lane) {
     return WARP_SIZE * d + lane;
 }
 
+// Consecutive tiles of one sequence form segments of SEGMENT_TILES tiles, one lane per tile in
+// the in-segment scan (the two-level look-back of tile_state.cuh). For the tile at `chunk` in its
+// sequence: its segment's place in the sequence, and its own place in that segment.
+constexpr int SEGMENT_TILES = WARP_SIZE;
+
+RTSCAN_HOST_DEVICE long long segment_of(long long chunk) {
+    return chunk / SEGMENT_TILES;
+}
+
+RTSCAN_HOST_DEVICE int place_in_segment(long long chunk) {
+    return int(chunk % SEGMENT_TILES);
+}
+
+RTSCAN_HOST_DEVICE long long segments_per_sequence(long long tiles_per_seq) {
+    return (tiles_per_seq + SEGMENT_TILES - 1) / SEGMENT_TILES;
+}
+
 }  // namespace rtscan

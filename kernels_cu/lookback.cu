@@ -1,6 +1,6 @@
 // Single-pass decoupled look-back scan (Merrill & Garland, NVR-2016-002) of S independent
 // sequences: several items per thread, staged through shared memory and scanned in registers,
-// warp-parallel look-back.
+// warp-parallel two-level look-back (over segments of 32 tiles; tile_state.cuh).
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
 // Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * VEC: lane l
@@ -24,37 +24,13 @@
 #include "indexing.cuh"
 #include "seq_layout.cuh"
 #include "tile_state.cuh"
+#include "warp_scan.cuh"
 
 namespace rtscan {
 
 // Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
 // the device's limit before launching a larger shape).
 constexpr int MAX_STAGED_BYTES = 227 * 1024;
-
-// Inclusive scan of one map per lane across the warp, lane 0 first; fixed shuffle order, so the
-// result does not depend on timing.
-__device__ __forceinline__ Affine<float> warp_inclusive_scan(Affine<float> map) {
-    const unsigned lane = threadIdx.x & 31;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        const Affine<float> earlier = {__shfl_up_sync(0xffffffffu, map.a, offset),
-                                       __shfl_up_sync(0xffffffffu, map.b, offset)};
-        if (scan_round_takes(lane, offset)) map = compose(map, earlier);
-    }
-    return map;
-}
-
-__device__ __forceinline__ Affine<float> shuffle_map(Affine<float> map, int source_lane) {
-    return {__shfl_sync(0xffffffffu, map.a, source_lane), __shfl_sync(0xffffffffu, map.b, source_lane)};
-}
-
-// Exclusive prefix within the warp: the map of the lanes before this one (identity on lane 0).
-__device__ __forceinline__ Affine<float> exclusive_from_inclusive(Affine<float> inclusive) {
-    const unsigned lane = threadIdx.x & 31;
-    const Affine<float> previous = {__shfl_up_sync(0xffffffffu, inclusive.a, 1),
-                                    __shfl_up_sync(0xffffffffu, inclusive.b, 1)};
-    return lane == 0 ? affine_identity<float>() : previous;
-}
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return unsigned(__cvta_generic_to_shared(pointer));
@@ -193,16 +169,29 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
+        // The tile's place in its segment, and the segment's index among all segments.
+        const int position = place_in_segment(chunk);
+        const long long segment_position = segment_of(chunk);
+        const long long segment = seq * segments_per_sequence(tiles_per_seq) + segment_position;
         const bool has_successor = chunk + 1 < tiles_per_seq;
+        const bool ends_segment = position == SEGMENT_TILES - 1;
 
-        float carry;
-        if (chunk == 0) {
-            carry = h0 != nullptr ? h0[seq] : 0.0f;
-        } else {
-            if (lane == 0 && has_successor) publish_aggregate(ws, tile, generation, tile_map);
-            carry = lookback_carry<LOOKBACK_DEPTH>(ws, tile, chunk, generation);
-        }
-        if (lane == 0 && has_successor) publish_inclusive(ws, tile, generation, apply(tile_map, carry));
+        // Publish first: later segment mates wait for this aggregate (the last one's is folded
+        // into the segment's aggregate instead, and nobody reads it on its own).
+        if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
+        const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
+        // A sequence's first segment publishes only its end state (its carry is h0, known at
+        // once): a look-back that saw its aggregate alone would walk on past the sequence start.
+        if (lane == 0 && has_successor && ends_segment && segment_position > 0)
+            publish_aggregate(ws.segments(), segment, generation, prefix.through);
+        float segment_carry;  // the state just before this segment
+        if (segment_position == 0)
+            segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
+        else
+            segment_carry = lookback_carry<LOOKBACK_DEPTH>(ws.segments(), segment, segment_position, generation);
+        if (lane == 0 && has_successor && ends_segment)
+            publish_inclusive(ws.segments(), segment, generation, apply(prefix.through, segment_carry));
+        const float carry = position == 0 ? segment_carry : apply(prefix.before, segment_carry);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

@@ -1,12 +1,21 @@
-// The inter-block protocol of the single-pass scan: tile descriptors, the look-back, and the
-// memory-ordering helpers every cross-block access goes through.
+// The inter-block protocol of the single-pass scan: tile and segment descriptors, the two-level
+// look-back, and the memory-ordering helpers every cross-block access goes through.
+//
+// Two levels. Consecutive tiles of one sequence form segments of SEGMENT_TILES (32) tiles. The
+// carry into a tile is (the composed maps of the earlier tiles of its segment) applied to (the
+// state at the end of the previous segment). The first factor needs only the segment mates'
+// aggregates, one warp-wide read; the second is found by a decoupled look-back over segments.
+// One level over tiles would walk and fold one tile per step, and on an H200 that walk, not the
+// memory, bounded the scan (profiling/PREDICTIONS.md, P1 and P4): a segment step covers 32 tiles.
 //
 // Workspace (one per stream, allocated and zeroed once by rtscan/_workspace.py):
 //   ticket word (64-bit): low 32 bits the next tile ticket, high 32 bits the generation
 //   finished (32-bit): tiles finished, counted only in the rare launch that wraps the generation
-//   then three arrays of `capacity` 64-bit words, indexed by tile ticket:
-//   inclusive[t]  the state h at the end of tile t (the carry-in of tile t+1)
-//   aggregate_a[t], aggregate_b[t]  the tile's own composed map (A, B)
+//   then five arrays of `capacity` 64-bit words:
+//   tile aggregate_a[t], aggregate_b[t]   tile t's own composed map (A, B), indexed by ticket
+//   segment inclusive[g]                  the state at the end of segment g (carry of segment g+1)
+//   segment aggregate_a[g], aggregate_b[g] segment g's composed map
+//   (a segment index g = sequence * segments per sequence + segment position, below the tiles)
 //
 // Every descriptor word is self-describing: low 32 bits the generation of the launch that wrote
 // it, high 32 bits the float. A reader trusts a word only if it carries this launch's generation,
@@ -22,19 +31,21 @@
 // wrap; that launch instead counts finished tiles and its last block clears every descriptor
 // before starting again at generation 1 (finish_wrapping_launch).
 //
-// Forward progress: tiles are numbered by the ticket, drawn when a block starts, so every tile a
-// block waits for belongs to a block that is already resident and never waits for a later
-// ticket. Block scheduling order is therefore irrelevant.
+// Forward progress: tiles are numbered by the ticket, drawn when a block starts, and a segment's
+// descriptors are published by its last tile, so every word a block waits for is written by a
+// block with an earlier ticket, which is already resident and never waits for a later one.
+// Block scheduling order is therefore irrelevant.
 //
-// Determinism: a tile's carry-in is always h_j of the nearest finished predecessor j, folded
-// forward through the aggregates of tiles j+1..k-1 one by one with h = fma(A, h, B), which is
-// exactly how each of those tiles computes its own inclusive state from its carry-in. Whichever
-// predecessor a tile happens to find finished, the carry is the same floating-point computation,
-// so the output is bitwise identical from run to run.
+// Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],
+// B[g]) with (A[g], B[g]) the segment's aggregate, and the look-back rebuilds exactly that chain
+// from whichever finished segment it finds, one fma per segment. The in-segment factor is a
+// fixed-order warp scan of the segment mates' aggregates (warp_scan.cuh). Neither depends on
+// which predecessors happened to be finished, so the output is bitwise identical run to run.
 #pragma once
 
 #include "affine.cuh"
 #include "indexing.cuh"
+#include "warp_scan.cuh"
 
 namespace rtscan {
 
@@ -43,14 +54,27 @@ using word64 = unsigned long long;
 constexpr unsigned FIRST_GENERATION = 1;
 constexpr unsigned WRAPPING_GENERATION = 0xffffffffu;  // the launch after it starts again at 1
 
+// One level of descriptors. Tiles publish only aggregates (inclusive is null for them).
+struct Descriptors {
+    word64* inclusive;
+    word64* aggregate_a;
+    word64* aggregate_b;
+};
+
 struct TileWorkspace {
-    word64* ticket;      // then `finished` and padding, then the three descriptor arrays
-    long long capacity;  // tiles the descriptor arrays can hold
+    word64* ticket;      // then `finished` and padding, then the five descriptor arrays
+    long long capacity;  // tiles (and so segments) each descriptor array can hold
 
     __device__ unsigned* finished() const { return reinterpret_cast<unsigned*>(ticket + 1); }
-    __device__ word64* inclusive() const { return ticket + 2; }
-    __device__ word64* aggregate_a() const { return inclusive() + capacity; }
-    __device__ word64* aggregate_b() const { return inclusive() + 2 * capacity; }
+    __device__ word64* descriptor_words() const { return ticket + 2; }
+    __device__ long long descriptor_word_count() const { return 5 * capacity; }
+    __device__ Descriptors tiles() const {
+        return {nullptr, descriptor_words(), descriptor_words() + capacity};
+    }
+    __device__ Descriptors segments() const {
+        word64* first = descriptor_words() + 2 * capacity;
+        return {first, first + capacity, first + 2 * capacity};
+    }
 };
 
 // ---- memory-ordering helpers: the only cross-block accesses in the project -------------------
@@ -101,17 +125,18 @@ __device__ __forceinline__ word64 pack_word(unsigned generation, float value) {
 __device__ __forceinline__ unsigned word_tag(word64 word) { return unsigned(word); }
 __device__ __forceinline__ float word_value(word64 word) { return __uint_as_float(unsigned(word >> 32)); }
 
-// Publish a tile's own map, so successors can pass over it before its carry-in is known.
-__device__ __forceinline__ void publish_aggregate(const TileWorkspace& ws, long long tile, unsigned generation,
+// Publish an entry's own map (a tile's or a segment's), so successors can pass over it before its
+// carry-in is known.
+__device__ __forceinline__ void publish_aggregate(const Descriptors& level, long long entry, unsigned generation,
                                                   Affine<float> aggregate) {
-    store_relaxed_gpu(ws.aggregate_a() + tile, pack_word(generation, aggregate.a));
-    store_relaxed_gpu(ws.aggregate_b() + tile, pack_word(generation, aggregate.b));
+    store_relaxed_gpu(level.aggregate_a + entry, pack_word(generation, aggregate.a));
+    store_relaxed_gpu(level.aggregate_b + entry, pack_word(generation, aggregate.b));
 }
 
-// Publish the state at the end of a tile: the carry-in of the next one.
-__device__ __forceinline__ void publish_inclusive(const TileWorkspace& ws, long long tile, unsigned generation,
+// Publish the state at the end of a segment: the carry-in of the next one.
+__device__ __forceinline__ void publish_inclusive(const Descriptors& level, long long entry, unsigned generation,
                                                   float state) {
-    store_relaxed_gpu(ws.inclusive() + tile, pack_word(generation, state));
+    store_relaxed_gpu(level.inclusive + entry, pack_word(generation, state));
 }
 
 // ---- the look-back ---------------------------------------------------------------------------
@@ -123,28 +148,28 @@ struct PredecessorView {
     float state, a, b;
 };
 
-__device__ __forceinline__ PredecessorView read_predecessor(const TileWorkspace& ws, long long predecessor,
+__device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& level, long long predecessor,
                                                             unsigned generation) {
     // Three independent loads; the caller issues those of every depth before using any.
-    const word64 inclusive = load_relaxed_gpu(ws.inclusive() + predecessor);
-    const word64 aggregate_a = load_relaxed_gpu(ws.aggregate_a() + predecessor);
-    const word64 aggregate_b = load_relaxed_gpu(ws.aggregate_b() + predecessor);
+    const word64 inclusive = load_relaxed_gpu(level.inclusive + predecessor);
+    const word64 aggregate_a = load_relaxed_gpu(level.aggregate_a + predecessor);
+    const word64 aggregate_b = load_relaxed_gpu(level.aggregate_b + predecessor);
     return {word_tag(inclusive) == generation,
             word_tag(aggregate_a) == generation && word_tag(aggregate_b) == generation,
             word_value(inclusive), word_value(aggregate_a), word_value(aggregate_b)};
 }
 
-// Called by all 32 lanes of one warp. Returns the state just before tile `tile`, whose position
-// in its sequence is `chunk` > 0 (chunk 0 starts from h0 and never looks back).
+// Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
+// position in its sequence is `position` > 0 (segment 0 starts from h0 and never looks back).
 //
 // A window is 32 * DEPTH predecessors, read with one round of loads: lane l, depth d looks
-// 1 + l + 32 d + 32 DEPTH w tiles back in window w (indexing.cuh). DEPTH is the look-back width,
-// a tuning parameter: on an H200, depths 2, 4 and 8 were no faster than 1 (profiling/NOTES.md,
-// item 6), because the wait is for predecessors' data, not for the walk. Lanes whose predecessor would lie before the sequence's first tile read
-// nothing, so no read leaves the descriptor arrays and none touches another sequence's tiles
-// (tile 0 of a sequence always publishes its inclusive state, so the walk ends there at the latest).
+// 1 + l + 32 d + 32 DEPTH w segments back in window w (indexing.cuh). DEPTH is the look-back
+// width, a tuning parameter. Lanes whose predecessor would lie before the sequence's first
+// segment read nothing, so no read leaves the descriptor arrays and none touches another
+// sequence's segments. Segment 0 of a sequence publishes its end state whenever a segment
+// follows, and never its aggregate, so the walk waits there rather than passing over it.
 template <int DEPTH>
-__device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long long tile, long long chunk,
+__device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation) {
     constexpr int SPAN = WARP_SIZE * DEPTH;
     const int lane = threadIdx.x & 31;
@@ -157,7 +182,7 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH>(lane, d, window);
-                seen[d] = distance <= chunk ? read_predecessor(ws, tile - distance, generation) : nothing;
+                seen[d] = distance <= position ? read_predecessor(segments, segment - distance, generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
@@ -170,14 +195,14 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH>(lane, d, window);
-                const bool needed = distance <= chunk && window_position(d, lane) < first_finished;
+                const bool needed = distance <= position && window_position(d, lane) < first_finished;
                 ready = ready && (!needed || seen[d].aggregated);
             }
             if (__all_sync(0xffffffffu, ready)) break;
         }
         if (first_finished == SPAN) continue;  // a whole window of aggregates: look further back
 
-        // Fold forward from the finished predecessor, nearest last, one fma per tile: first the
+        // Fold forward from the finished predecessor, nearest last, one fma per segment: first the
         // rest of this window, then each nearer window, re-reading its (immutable) aggregates.
         float state = 0.0f;
 #pragma unroll
@@ -192,7 +217,8 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
                 // later read of the same address by the same thread from returning an older value.
 #pragma unroll
                 for (int d = 0; d < DEPTH; ++d)
-                    seen[d] = read_predecessor(ws, tile - lookback_distance<DEPTH>(lane, d, nearer), generation);
+                    seen[d] = read_predecessor(segments, segment - lookback_distance<DEPTH>(lane, d, nearer),
+                                              generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
             // independent of `state` and can be issued early: only the fmas form the chain.
@@ -210,6 +236,38 @@ __device__ __forceinline__ float lookback_carry(const TileWorkspace& ws, long lo
         }
         return state;
     }
+}
+
+// What a tile takes from its segment: the composed maps of the segment's tiles before it, and
+// through it (the segment's aggregate when the tile is the segment's last).
+struct SegmentPrefix {
+    Affine<float> before;
+    Affine<float> through;
+};
+
+// Called by all 32 lanes of one warp, for the tile at `position` (0 .. SEGMENT_TILES - 1) in its
+// segment, whose own map is `own`. Lane k < position waits for the aggregate of the segment's
+// tile k (an earlier ticket, so it is published or about to be), lane `position` holds `own`,
+// later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
+// depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
+__device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
+                                                        Affine<float> own, unsigned generation) {
+    const int lane = threadIdx.x & 31;
+    Affine<float> map = affine_identity<float>();
+    if (lane < position) {
+        const long long mate = tile - position + lane;
+        word64 a, b;
+        do {  // two independent loads per try; each word carries its own generation
+            a = load_relaxed_gpu(tiles.aggregate_a + mate);
+            b = load_relaxed_gpu(tiles.aggregate_b + mate);
+        } while (word_tag(a) != generation || word_tag(b) != generation);
+        map = {word_value(a), word_value(b)};
+    } else if (lane == position) {
+        map = own;
+    }
+    const Affine<float> inclusive = warp_inclusive_scan(map);
+    const Affine<float> before = shuffle_map(inclusive, position == 0 ? 0 : position - 1);
+    return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
 // Called by one thread when its block starts: draws the block's tile ticket and reads the
@@ -237,8 +295,8 @@ __device__ __forceinline__ void finish_wrapping_launch(const TileWorkspace& ws, 
     unsigned finished_before = 0;
     if (lane == 0) finished_before = fetch_add_acq_rel_gpu(ws.finished(), 1u);
     if (__shfl_sync(0xffffffffu, finished_before, 0) != unsigned(num_tiles - 1)) return;
-    word64* words = ws.inclusive();
-    for (long long i = lane; i < 3 * ws.capacity; i += 32) store_relaxed_gpu(words + i, word64(0));
+    word64* words = ws.descriptor_words();
+    for (long long i = lane; i < ws.descriptor_word_count(); i += WARP_SIZE) store_relaxed_gpu(words + i, word64(0));
     __syncwarp();
     if (lane == 0) {
         store_relaxed_gpu(ws.finished(), 0u);

@@ -17,7 +17,7 @@ from .errors import RtscanError
 
 HEADER_BYTES = 16           # ticket word, finished counter, padding: descriptors stay 16-byte aligned
 FIRST_GENERATION = 1        # kernels_cu/tile_state.cuh: zeroed descriptors must never match
-DESCRIPTOR_BYTES = 3 * 8    # inclusive, aggregate_a, aggregate_b words per tile
+DESCRIPTOR_BYTES = 5 * 8    # per tile: its aggregate (2 words); per segment slot: end state, aggregate (3)
 MIN_CAPACITY = 1024
 _PER_THREAD_STREAM = 2      # CU_STREAM_PER_THREAD: a different stream in every thread
 

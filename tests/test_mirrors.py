@@ -1,8 +1,11 @@
 """The CPU mirror of the look-back kernel (tests/mirrors/lookback_mirror.cpp), built by the host C++
 compiler from the kernels' own headers, and its broken twins.
 
-- The mirror agrees with the float64 reference, and gives the same bits whichever predecessors
-  its look-back finds finished (the determinism argument of kernels_cu/tile_state.cuh).
+- The mirror agrees with the float64 reference, and gives the same bits whichever segments its
+  look-back finds finished (the determinism argument of kernels_cu/tile_state.cuh). The carry into
+  a tile has two levels: the composed maps of the earlier tiles of its segment of 32, applied to the
+  end state of the previous segment, which a look-back over segments finds. Launch shape 4 has
+  tiles so small that short inputs span dozens of segments.
 - Each broken twin is the mirror built against a copy of kernels_cu/ with one deliberate mistake
   in the shared code (operands swapped, an index off by one): every one of them must be caught.
 - On a GPU, the kernel's output equals the mirror's bit for bit.
@@ -26,7 +29,8 @@ pytestmark = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (
 
 MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "lookback_mirror.cpp"
 # Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items, vec, depth)
-SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4)}
+SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4), 4: (32, 2, 1, 2)}
+SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
 FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
@@ -41,6 +45,9 @@ BROKEN_TWINS = {
     "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;"),
     "lookback_skips_nearest": ("indexing.cuh", "return 1 + lane + WARP_SIZE * d", "return 2 + lane + WARP_SIZE * d"),
     "window_position_off_by_one": ("indexing.cuh", "return WARP_SIZE * d + lane;", "return WARP_SIZE * d + lane + 1;"),
+    "segment_place_off_by_one": ("indexing.cuh", "return int(chunk % SEGMENT_TILES);",
+                                 "return int((chunk + 1) % SEGMENT_TILES);"),
+    "segment_of_off_by_one": ("indexing.cuh", "return chunk / SEGMENT_TILES;", "return (chunk + 1) / SEGMENT_TILES;"),
     "batch_axes_forward": ("seq_layout.cuh", "for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {",
                            "for (int axis = 0; axis < int(layout.batch_rank); ++axis) {"),
     "batch_index_off_by_one": ("seq_layout.cuh", "const long long index = seq % size;",
@@ -80,11 +87,17 @@ def mirror_scan(library, shape_id, a, b, h0=None, dim=-1, reverse=False, finishe
     return out
 
 
-def draw(rng, shape):
-    """a in (-1.05, 1.05) away from 0, b normal: bounded, never zeros."""
-    a = (rng.uniform(0.2, 1.05, shape) * rng.choice([-1.0, 1.0], shape)).astype(np.float32)
-    b = rng.standard_normal(shape).astype(np.float32)
-    return a, b
+def draw(rng, shape, exact=False):
+    """a and b, never zeros. By default |a| in (0.999, 1), either sign, b normal: a state keeps a
+    third of its weight over 2048 steps, so carries across tiles and segments reach the outputs
+    (with |a| well below 1 they would underflow within a few hundred steps, and a wrong carry could
+    only show as NaN), and rounding differs between evaluation orders, which the determinism check
+    needs. exact: a = +-1 and small integers b, so every state and map is an integer below 2^24,
+    exact in any order, and a carry never fades: a wrong one from however far back shows."""
+    sign = rng.choice([-1.0, 1.0], shape)
+    if exact:
+        return sign.astype(np.float32), rng.integers(-3, 4, shape).astype(np.float32)
+    return (rng.uniform(1 - 1e-3, 1, shape) * sign).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
 
 
 def tile_of(shape_id):
@@ -92,34 +105,52 @@ def tile_of(shape_id):
     return block_threads * items
 
 
-# (shape id, array shape, dim, reverse, with h0): lengths across tile, warp and chunk edges,
-# batches whose axes do not merge (strided time, two batch axes), reverse, h0.
+def segment_steps(shape_id):
+    return SEGMENT_TILES * tile_of(shape_id)
+
+
+# (shape id, array shape, dim, reverse, with h0): lengths across tile, warp, chunk and segment
+# edges, batches whose axes do not merge (strided time, two batch axes), reverse, h0. A window of
+# shape 4's look-back holds 64 segments, so 70 segments cross into a second one; a length of whole
+# segments ends on a segment's last tile, which has no successor and publishes nothing.
 def cases():
-    small, big = tile_of(2), tile_of(0)
+    small, big, segment = tile_of(2), tile_of(0), segment_steps(4)
     return [
+        (4, (70 * segment + 5,), -1, False, True),
+        (4, (2, 40 * segment + 3), -1, True, False),
+        (4, (3, 6 * segment), -1, False, True),
         (2, (37 * small + 5,), -1, False, False),
         (3, (40 * small - 1,), -1, True, True),
         (2, (3, 9 * small + 33), -1, False, True),
         (3, (3, 2 * small + 7, 4), 1, False, True),  # time stride 4, batch axes (3, 4) not mergeable
         (3, (2, 3, 5 * small + 1), 0, True, False),  # dim 0 of a 3-d array: two batch axes
         (0, (3 * big + 1,), -1, False, False),
+        (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),
     ]
 
 
 def check_case(library, rng, case):
-    """Problems found on one case, as text; empty when the mirror is right."""
+    """Problems found on one case, as text, with either kind of data; empty when the mirror is right."""
+    return [f"{'exact' if exact else 'float'} data: {problem}"
+            for exact in (False, True) for problem in check_data(library, rng, case, exact)]
+
+
+def check_data(library, rng, case, exact):
     shape_id, shape, dim, reverse, with_h0 = case
-    a, b = draw(rng, shape)
-    axis = dim % len(shape)
-    h0 = rng.standard_normal(shape[:axis] + shape[axis + 1:]).astype(np.float32) if with_h0 else None
+    a, b = draw(rng, shape, exact)
+    h0 = None
+    if with_h0:
+        axis = dim % len(shape)
+        batch = shape[:axis] + shape[axis + 1:]
+        h0 = (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
     problems = []
     outputs = [mirror_scan(library, shape_id, a, b, h0, dim, reverse, p, seed)
                for p in FINISHED_PROBABILITIES for seed in (1, 2)]
     if np.isnan(outputs[0]).any():
-        problems.append("unwritten steps")
-    if any(not np.array_equal(outputs[0], other) for other in outputs[1:]):
-        problems.append("output depends on which predecessors the look-back finds finished")
+        problems.append("NaN: steps not written, or descriptors read that were not published")
+    if any(not np.array_equal(outputs[0], other, equal_nan=True) for other in outputs[1:]):
+        problems.append("output depends on which segments the look-back finds finished")
     expected = reference.scan(a, b, h0=h0, dim=dim, reverse=reverse)
     scale = _checks.running_scale(a, b, h0, dim, reverse)
     try:
@@ -146,7 +177,7 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
     (kernels / file).write_text(source.replace(text, replacement))
     library = build_mirror(kernels, tmp_path / "twin.so")
     rng = np.random.default_rng()
-    caught = [case for case in cases() if check_case(library, rng, case)]
+    caught = any(check_case(library, rng, case) for case in cases())
     assert caught, f"broken twin {twin} passed every case: the mirror tests cannot see this mistake"
 
 

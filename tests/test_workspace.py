@@ -122,7 +122,8 @@ def test_reserve_grows_ahead(fake):
 def test_layout_agrees_with_tile_state_header():
     text = (_compile.kernels_dir() / "tile_state.cuh").read_text()
     assert _workspace.HEADER_BYTES % 16 == 0  # the descriptor arrays after it stay 16-byte aligned
-    assert _workspace.DESCRIPTOR_BYTES == 3 * 8  # inclusive, aggregate_a, aggregate_b: one 64-bit word each
+    words_per_tile = int(re.search(r"descriptor_word_count\(\) const \{ return (\d+) \* capacity; \}", text).group(1))
+    assert _workspace.DESCRIPTOR_BYTES == 8 * words_per_tile  # 64-bit descriptor words, as the kernel indexes them
     body = re.search(r"struct TileWorkspace \{(.*?)\n\};", text, re.S).group(1)
     fields = re.findall(r"^\s*(?:[\w:]+\*|long long) (\w+);", body, re.M)
     assert fields == [name for name, _ in _workspace.TileWorkspace._fields_]
