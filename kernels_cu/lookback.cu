@@ -36,20 +36,21 @@ __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return unsigned(__cvta_generic_to_shared(pointer));
 }
 
-// Asynchronous global -> shared copies (cp.async). `first` and `valid` are tile-relative (below
-// TILE, so 32-bit); only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
+// Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
+// step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below
+// TILE, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
 // treats them as the identity map without reading them.
 template <int VEC>
-__device__ __forceinline__ void stage_steps(float* staged, const float* __restrict__ source, long long time_stride,
+__device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {
     if (VEC == 4 && first + VEC <= valid) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(staged + first)),
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
                      "l"(source + first) : "memory");
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid)
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(staged + first + v)),
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(slot + v)),
                              "l"(source + (long long)(first + v) * time_stride) : "memory");
     }
 }
@@ -58,19 +59,37 @@ __device__ __forceinline__ void wait_for_staged_steps() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
-// The staged maps of one lane's VEC steps; identity past the end of the sequence.
+// The staged maps of one lane's VEC steps from its slots; identity past the end of the sequence.
 template <int VEC>
-__device__ __forceinline__ void read_staged(const float* staged_a, const float* staged_b, int first, int valid,
+__device__ __forceinline__ void read_staged(const float* slot_a, const float* slot_b, int first, int valid,
                                             Affine<float> (&maps)[VEC]) {
     if (VEC == 4 && first + VEC <= valid) {
-        const float4 a4 = *reinterpret_cast<const float4*>(staged_a + first);
-        const float4 b4 = *reinterpret_cast<const float4*>(staged_b + first);
+        const float4 a4 = *reinterpret_cast<const float4*>(slot_a);
+        const float4 b4 = *reinterpret_cast<const float4*>(slot_b);
         maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
-            maps[v] = first + v < valid ? Affine<float>{staged_a[first + v], staged_b[first + v]}
+            maps[v] = first + v < valid ? Affine<float>{slot_a[v], slot_b[v]} : affine_identity<float>();
+    }
+}
+
+// One lane's VEC steps loaded straight into registers (the chunks not staged); identity past the
+// end of the sequence. .cg: the tile is read once, so it is not kept in L1.
+template <int VEC>
+__device__ __forceinline__ void load_steps(const float* __restrict__ a, const float* __restrict__ b,
+                                           long long time_stride, int first, int valid, Affine<float> (&maps)[VEC]) {
+    if (VEC == 4 && first + VEC <= valid) {
+        const float4 a4 = __ldcg(reinterpret_cast<const float4*>(a + first));
+        const float4 b4 = __ldcg(reinterpret_cast<const float4*>(b + first));
+        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) {
+            const long long offset = (long long)(first + v) * time_stride;
+            maps[v] = first + v < valid ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)}
                                         : affine_identity<float>();
+        }
     }
 }
 
@@ -86,25 +105,29 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH>
+template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
               long long num_tiles) {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
     static_assert(VEC == 1 || VEC == 4, "scalar or 16-byte steps");
-    static_assert(ITEMS % VEC == 0, "whole chunks per thread");
+    static_assert(ITEMS % VEC == 0 && REGISTER_ITEMS % VEC == 0, "whole chunks per thread");
+    static_assert(0 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold some of a lane's chunks");
     constexpr int WARPS = BLOCK_THREADS / 32;
     constexpr int CHUNKS = ITEMS / VEC;
+    constexpr int REGISTER_CHUNKS = REGISTER_ITEMS / VEC;  // a lane's first chunks, held in registers
+    constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;   // the rest, staged in shared memory
+    constexpr int STAGED_TILE = BLOCK_THREADS * STAGED_ITEMS;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
-    static_assert(2 * TILE * sizeof(float) <= MAX_STAGED_BYTES, "a and b of one tile fit in shared memory");
+    static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_STAGED_BYTES, "the staged a and b fit in shared memory");
 
-    // a and b of the tile, in dynamic shared memory: the launch passes 2 * TILE * 4 bytes
-    // (LaunchShape.shared_bytes), which may exceed the 48 KB a static array is limited to.
+    // The staged part of a and b, in dynamic shared memory: the launch passes 2 * STAGED_TILE * 4
+    // bytes (LaunchShape.shared_bytes), which may exceed the 48 KB a static array is limited to.
     extern __shared__ float4 staged_storage[];
     float* staged_a = reinterpret_cast<float*>(staged_storage);
-    float* staged_b = staged_a + TILE;
+    float* staged_b = staged_a + STAGED_TILE;
     __shared__ long long shared_tile, shared_in_offset, shared_out_offset;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
@@ -135,30 +158,58 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
     float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
 
+    // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
+    // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
+    // shared memory, packed per warp: staged chunk c sits at staged_slot(c).
     const int warp_first = warp_span_start<ITEMS>(int(warp));
+    const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
+    auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
+    Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
+    for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
         const int first = first_step<VEC>(warp_first, c, int(lane));
-        stage_steps<VEC>(staged_a, a_tile, layout.in_time_stride, first, valid);
-        stage_steps<VEC>(staged_b, b_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
     }
+#pragma unroll
+    for (int c = 0; c < REGISTER_CHUNKS; ++c)
+        load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                        held[c]);
     wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
 
-    // Per chunk: this lane's VEC steps composed serially, scanned across the warp; lane_prefix[c]
-    // is the map from the warp span's start to just before this lane's first step of chunk c.
-    Affine<float> lane_prefix[CHUNKS];
-    Affine<float> warp_running = affine_identity<float>();
+    auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
+        if (c < REGISTER_CHUNKS) {
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
-        const int first = first_step<VEC>(warp_first, c, int(lane));
-        Affine<float> maps[VEC];
-        read_staged<VEC>(staged_a, staged_b, first, valid, maps);
+            for (int v = 0; v < VEC; ++v) maps[v] = held[c < REGISTER_CHUNKS ? c : 0][v];
+        } else {
+            read_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
+                             first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+        }
+    };
+    // One chunk of the warp's running scan: this lane's VEC maps composed serially, scanned across
+    // the warp; returns the map from the warp span's start to just before this lane's first step
+    // of the chunk, and moves `warp_running` past the chunk.
+    auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {
         Affine<float> lane_map = affine_identity<float>();
 #pragma unroll
         for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
         const Affine<float> inclusive = warp_inclusive_scan(lane_map);
-        lane_prefix[c] = compose(exclusive_from_inclusive(inclusive), warp_running);
-        warp_running = compose(shuffle_map(inclusive, 31), warp_running);
+        const Affine<float> prefix = compose(exclusive_from_inclusive(inclusive), warp_running);
+        warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
+        return prefix;
+    };
+
+    // The lane prefixes are kept for the second pass when registers are free; when registers hold
+    // steps, the second pass computes them again (the same operations, so the same bits).
+    constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
+    Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
+    Affine<float> warp_running = affine_identity<float>();
+#pragma unroll
+    for (int c = 0; c < CHUNKS; ++c) {
+        Affine<float> maps[VEC];
+        chunk_maps(c, maps);
+        const Affine<float> prefix = chunk_prefix(maps, warp_running);
+        if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
     }
     if (lane == 0) shared_warp_prefix[warp] = warp_running;
     __syncthreads();
@@ -203,16 +254,17 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // time. Across lanes and warps the maps are composed products of a's, not the sequential
     // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
+    Affine<float> again_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const int first = first_step<VEC>(warp_first, c, int(lane));
         Affine<float> maps[VEC];
-        read_staged<VEC>(staged_a, staged_b, first, valid, maps);
-        float state = apply(lane_prefix[c], warp_start_state);
+        chunk_maps(c, maps);
+        const Affine<float> prefix = KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+        float state = apply(prefix, warp_start_state);
         float states[VEC];
 #pragma unroll
         for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
-        store_steps<VEC>(out_tile, layout.out_time_stride, first, valid, states);
+        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states);
     }
 }
 

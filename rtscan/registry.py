@@ -15,6 +15,7 @@ class LaunchShape:
     vec: int  # 4: float4 loads and stores; 1: scalar, any stride
     min_blocks: int  # blocks per SM the register allocation must allow (__launch_bounds__)
     lookback_depth: int  # predecessors per lane per look-back round (window = 32 * depth)
+    register_items: int = 0  # of a thread's `items`, how many are held in registers instead of staged
 
     @property
     def tile(self) -> int:
@@ -22,26 +23,27 @@ class LaunchShape:
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory of one block: a and b of one float32 tile."""
-        return 2 * 4 * self.tile
+        """Dynamic shared memory of one block: a and b of the staged part of one float32 tile."""
+        return 2 * 4 * self.block_threads * (self.items - self.register_items)
 
 
 @dataclass(frozen=True)
 class Variant:
     name: str
     source: str          # file under kernels_cu/
-    template: str        # C++ template, instantiated as template<block_threads, items, vec, min_blocks, lookback_depth>
+    template: str        # C++ template<block_threads, items, vec, min_blocks, lookback_depth, register_items>
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
 
     def launch_shape(self, arch: str, dtype: str, vec: int) -> LaunchShape:
         entry = tuning.lookup(self.table, arch, dtype)
-        return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"])
+        return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
+                           entry["register_items"])
 
     def name_expression(self, shape: LaunchShape) -> str:
         return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
-                f"{shape.lookback_depth}>")
+                f"{shape.lookback_depth}, {shape.register_items}>")
 
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
         """Bytes the variant moves through device memory: read a and b, write h, once each."""

@@ -13,11 +13,11 @@ from .errors import UnsupportedError
 # (arch, dtype) -> parameters of the `lookback_regs` kernel, and the evidence behind them.
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
-        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1,
+        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
         "source": "not measured on sm_80: copied from sm_90 so older GPUs have an entry",
     },
     ("sm_90", "float32"): {
-        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1,
+        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
         "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
                   "fastest of 7 shapes at 2^28 (0.53 of copy); tiles of 2048 steps ran at 0.30-0.37, "
                   "look-back depth 2, 4 and 8 were no faster than 1",
