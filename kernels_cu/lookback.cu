@@ -259,7 +259,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     for (int c = 0; c < CHUNKS; ++c) {
         Affine<float> maps[VEC];
         chunk_maps(c, maps);
-        const Affine<float> prefix = KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+        const Affine<float> prefix =
+            KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
         float state = apply(prefix, warp_start_state);
         float states[VEC];
 #pragma unroll

@@ -9,8 +9,6 @@ from . import _compile, _driver
 from .errors import UnsupportedError
 from .registry import LaunchShape, Variant
 
-VECTOR_WIDTHS = (4, 1)  # every variant is built with 16-byte steps and with scalar steps
-
 _lock = threading.Lock()
 _modules: dict[tuple, _compile.CompiledModule] = {}   # (variant, arch, shapes) -> cubin
 _functions: dict[tuple, Any] = {}                     # (device, variant, shape) -> CUfunction
@@ -18,7 +16,7 @@ _device_arch: dict[int, str] = {}
 
 
 def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[LaunchShape, ...]:
-    return tuple(variant.launch_shape(arch, dtype, vec) for vec in VECTOR_WIDTHS)
+    return variant.launch_shapes(arch, dtype)
 
 
 def compile_variant(variant: Variant, arch: str, options: _compile.CompileOptions | None = None

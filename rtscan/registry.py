@@ -27,6 +27,11 @@ class LaunchShape:
         return 2 * 4 * self.block_threads * (self.items - self.register_items)
 
 
+def _shape(entry: dict, vec: int) -> LaunchShape:
+    return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
+                       entry["register_items"])
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
@@ -36,10 +41,20 @@ class Variant:
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
 
-    def launch_shape(self, arch: str, dtype: str, vec: int) -> LaunchShape:
+    def launch_shape(self, arch: str, dtype: str, vec: int, length: int) -> LaunchShape:
+        """The shape for sequences of `length` steps: the long shape on the 16-byte path once a
+        sequence fills one long tile, else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
-                           entry["register_items"])
+        long_shape = _shape(entry["long"], 4)
+        if vec == 4 and length >= long_shape.tile:
+            return long_shape
+        return _shape(entry["short"], vec)
+
+    def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
+        """Every shape launch_shape can return, in a fixed order: what gets compiled."""
+        entry = tuning.lookup(self.table, arch, dtype)
+        shapes = (_shape(entry["long"], 4), _shape(entry["short"], 4), _shape(entry["short"], 1))
+        return tuple(dict.fromkeys(shapes))
 
     def name_expression(self, shape: LaunchShape) -> str:
         return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
@@ -84,7 +99,8 @@ def variants() -> list[dict]:
             "description": v.description,
             "passes": v.passes,
             "traffic_bytes_per_element": "3 * itemsize (read a, read b, write h)",
-            "tuning": {f"{arch}/{dtype}": dict(entry) for (arch, dtype), entry in v.table.items()},
+            "tuning": {f"{arch}/{dtype}": {kind: dict(shape) for kind, shape in entry.items()}
+                       for (arch, dtype), entry in v.table.items()},
         }
         for v in VARIANTS.values()
     ]

@@ -10,17 +10,31 @@ import re
 
 from .errors import UnsupportedError
 
-# (arch, dtype) -> parameters of the `lookback_regs` kernel, and the evidence behind them.
+# (arch, dtype) -> two launch shapes of the `lookback_regs` kernel, each citing its evidence:
+#   "long":  for sequences of at least one long tile on the 16-byte path; holds as many tile bytes
+#            per SM as shared memory and registers allow, because the look-back's waiting blocks
+#            bound the rate (profiling/PREDICTIONS.md, P1-P6);
+#   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
+#            path (strided or misaligned), whose registers the long shape would spill.
+_SHORT_SM90 = {
+    "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
+    "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
+              "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
+              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/bench-2026-11-29.txt's run)",
+}
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
-        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
-        "source": "not measured on sm_80: copied from sm_90 so older GPUs have an entry",
+        "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
+                                         "than 48 KB of shared memory per block"),
+        "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
     },
     ("sm_90", "float32"): {
-        "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
-        "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
-                  "fastest of 7 shapes at 2^28 (0.53 of copy); tiles of 2048 steps ran at 0.30-0.37, "
-                  "look-back depth 2, 4 and 8 were no faster than 1",
+        "long": {
+            "block_threads": 256, "items": 48, "min_blocks": 3, "lookback_depth": 1, "register_items": 16,
+            "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/register-items-2026-11-30.txt: "
+                      "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663)",
+        },
+        "short": _SHORT_SM90,
     },
 }
 

@@ -19,12 +19,15 @@ try:
 except ImportError:  # the tests that need it are skipped by conftest.py
     torch = None
 
-# Sizes from the kernel's launch shape (tile = block_threads * items steps; one warp owns
-# 32 * items consecutive steps of a tile, in chunks of 32 * vec).
-SHAPE = registry.resolve("auto").launch_shape("sm_90", "float32", 4)
+# Sizes from the kernel's launch shapes (tile = block_threads * items steps; one warp owns
+# 32 * items consecutive steps of a tile, in chunks of 32 * vec). SHAPE is the long shape, which
+# 16-byte aligned sequences of at least TILE steps take; shorter ones, and every strided or
+# misaligned one, take the short shape (SHORT_TILE).
+SHAPE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 2**40)
 TILE = SHAPE.tile
 WARP_SPAN = 32 * SHAPE.items
 CHUNK = 32 * SHAPE.vec
+SHORT_TILE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 1).tile
 
 NAN = float("nan")
 # For tests whose right answer holds NaN: unwritten elements must still be told apart.
@@ -106,7 +109,7 @@ def scan_and_check(a, b, *, h0=None, dim=-1, reverse=False, out=None, poison=NAN
 
 
 def length_id(length: int) -> str:
-    for name, size in (("TILE", TILE), ("WARP", WARP_SPAN)):
+    for name, size in (("TILE", TILE), ("SHORT", SHORT_TILE), ("WARP", WARP_SPAN)):
         k, d = divmod(length, size)
         if k and d in (0, 1):
             return f"{k}x{name}+{d}" if d else f"{k}x{name}"

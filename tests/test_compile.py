@@ -28,7 +28,7 @@ def test_compile_every_variant(name, arch):
     flags = struct.unpack_from("<I", cubin, 48)[0]
     assert int(arch[3:]) in ((flags >> 8) & 0xFF, flags & 0xFF), hex(flags)
     expressions = [variant.name_expression(shape) for shape in _kernels.shapes_for(variant, arch)]
-    assert len(expressions) == len(_kernels.VECTOR_WIDTHS)
+    assert len(set(expressions)) == len(expressions) >= 2  # a 16-byte and a scalar shape at least
     assert set(module.lowered_names) == set(expressions)
     for expression in expressions:
         lowered = module.lowered_names[expression]

@@ -29,7 +29,8 @@ pytestmark = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (
 
 MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "lookback_mirror.cpp"
 # Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items, vec, depth)
-SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4), 4: (32, 2, 1, 2)}
+SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4), 4: (32, 2, 1, 2),
+          5: (256, 48, 4, 1)}
 SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
 FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 
@@ -182,29 +183,38 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("length_tiles", [1, 3, 40])
-@pytest.mark.parametrize("vec_aligned", [True, False])
-def test_gpu_equals_mirror_bitwise(mirror, length_tiles, vec_aligned):
-    """The kernel and the mirror run the same arithmetic in the same order: equal bits."""
+@pytest.mark.parametrize("path,tiles", [("long", 1), ("long", 3), ("long", 40), ("short", 2),
+                                        ("scalar", 1), ("scalar", 3), ("scalar", 40)])
+def test_gpu_equals_mirror_bitwise(mirror, path, tiles):
+    """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
+    the GPU's launch shapes: long (16-byte path, long sequences), short (16-byte path, sequences
+    shorter than a long tile) and scalar (strided input)."""
     import torch
 
     import rtscan
     from rtscan import _kernels, registry
 
     variant = registry.resolve("auto")
-    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4 if vec_aligned else 1)
+    arch = _kernels.device_arch(0)
+    vec = 1 if path == "scalar" else 4
+    long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
+    # Aligned rows must stay 16-byte aligned (a multiple of 4 steps), or rtscan takes VEC = 1.
+    if path == "short":
+        length = long_tile - 4
+    else:
+        length = tiles * variant.launch_shape(arch, "float32", vec, 1 << 40).tile + (124 if vec == 4 else 123)
+    shape = variant.launch_shape(arch, "float32", vec, length)
     wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth)
     shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
     if shape_id is None:
         pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
+
     def on_gpu(array):  # a time stride of 2 keeps the kernel on its scalar (VEC = 1) path
-        if vec_aligned:
+        if vec == 4:
             return torch.from_numpy(array).cuda()
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
-    # Aligned rows must stay 16-byte aligned (a multiple of 4 steps), or rtscan takes VEC = 1.
-    extra = 124 if vec_aligned else 123
-    a, b = draw(np.random.default_rng(), (2, length_tiles * shape.tile + extra))
+    a, b = draw(np.random.default_rng(), (2, length))
     gpu = rtscan.scan(on_gpu(a), on_gpu(b)).cpu().numpy()
     cpu = mirror_scan(mirror, shape_id, a, b)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

@@ -54,9 +54,15 @@ def test_lookup_bad_arch():
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
 @pytest.mark.parametrize("vec", [1, 4])
-def test_launch_shapes_are_sound(arch, vec):
+@pytest.mark.parametrize("length", [1, 4096, 12288, 2**28])
+def test_launch_shapes_are_sound(arch, vec, length):
+    """Each shape is one the import compiles, its shared memory matches its staged steps, and the
+    long shape goes only to 16-byte sequences that fill one of its tiles."""
     for variant in registry.VARIANTS.values():
-        shape = variant.launch_shape(arch, "float32", vec)
+        shape = variant.launch_shape(arch, "float32", vec, length)
+        assert shape in variant.launch_shapes(arch, "float32")  # compiled
+        assert 0 <= shape.register_items <= shape.items and shape.register_items % vec == 0
+        assert shape.shared_bytes == 8 * shape.block_threads * (shape.items - shape.register_items)
         assert shape.vec == vec
         assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads <= 1024
         assert shape.items % 4 == 0  # whole float4 chunks for the vec=4 build, same tile for vec=1
@@ -68,7 +74,9 @@ def test_launch_shapes_are_sound(arch, vec):
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
-            assert entry.get("source"), f"{variant.name} {arch}/{dtype} has no source"
+            assert set(entry) == {"long", "short"}, f"{variant.name} {arch}/{dtype}"
+            for kind, shape in entry.items():
+                assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
 
 def test_public_variants_listing():

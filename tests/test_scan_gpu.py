@@ -11,13 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, TILE, WARP_SPAN, cuda, guarded_out, host,
-                  length_id, regime, scan_and_check, torch)
+from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, SHORT_TILE, TILE, WARP_SPAN, cuda, guarded_out,
+                  host, length_id, regime, scan_and_check, torch)
 
 pytestmark = pytest.mark.gpu
 
 SMALL = [1, 2, 3, 4, 5, 7, 8, 31, 32, 33, CHUNK - 1, CHUNK, CHUNK + 1, WARP_SPAN - 1, WARP_SPAN, WARP_SPAN + 1]
 TILE_EDGES = [k * TILE + d for k in (1, 2, 32, 33) for d in (-1, 0, 1)]
+# Short-shape edges below one long tile, and its segment edge (32 short tiles; the scalar modes)
+SHORT_EDGES = sorted({k * SHORT_TILE + d for k in (1, 2, 32) for d in (-1, 0, 1)} - set(TILE_EDGES))
 OTHER = [TILE + WARP_SPAN + 1, 997, 65537, 2**20 + 3]
 MODES = ["contiguous", "misaligned", "reverse", "h0", "reverse_h0", "time_strided", "batch", "batch_reverse"]
 
@@ -45,7 +47,7 @@ def run_mode(rng, mode: str, length: int, regime_name: str = "mixed", what: str 
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("length", SMALL + TILE_EDGES + OTHER, ids=length_id)
+@pytest.mark.parametrize("length", SMALL + TILE_EDGES + SHORT_EDGES + OTHER, ids=length_id)
 def test_lengths(rng, length, mode):
     run_mode(rng, mode, length, what=f"{mode} L={length}")
 
@@ -100,15 +102,16 @@ def test_nan_and_inf_in_one_element(rng, kind, position, layout):
     # the positions of NaN in out must equal the reference's exactly.
     #
     # +Inf in b with a > 0 and b > 0 stays +Inf forever in the reference. a is drawn in
-    # (0.99, 1) rather than (0.5, 1): a parallel scan composes the maps of whole warps and tiles,
-    # and a product of 512 or 4096 values of a from (0.5, 1) underflows to 0 in float32, so
-    # composing it with the Inf gives 0 * Inf = NaN where the sequential order keeps Inf.
+    # (0.9999, 1) rather than (0.5, 1): a parallel scan composes the maps of whole warps, tiles and
+    # segments of tiles, up to the whole test length here, and such a product of a's from
+    # (0.5, 1), or even (0.99, 1), underflows to 0 in float32, so composing it with the Inf gives
+    # 0 * Inf = NaN where the sequential order keeps Inf.
     # For the same reason an Inf in `a` is not tested for equality at all: the parallel order
     # multiplies the a's together (Inf * 0 = NaN) where the sequential order may give Inf.
     batch = (4,) if layout == "batch" else ()
     shape = batch + (NAN_LENGTH,)
     if kind == "inf_in_b":
-        a_np = rng.uniform(0.99, 1.0, shape).astype(np.float32)
+        a_np = rng.uniform(0.9999, 1.0, shape).astype(np.float32)
         b_np = rng.uniform(0.0, 1.0, shape).astype(np.float32)
     else:
         a_np, b_np = regime(rng, "mixed", shape)
