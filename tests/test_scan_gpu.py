@@ -101,22 +101,26 @@ def test_nan_and_inf_in_one_element(rng, kind, position, layout):
     # NaN spreads to every later step in the reference (NaN * h and a * NaN are NaN, even for a = 0);
     # the positions of NaN in out must equal the reference's exactly.
     #
-    # +Inf in b with a > 0 and b > 0 stays +Inf forever in the reference. a is drawn in
-    # (0.9999, 1) rather than (0.5, 1): a parallel scan composes the maps of whole warps, tiles and
-    # segments of tiles, up to the whole test length here, and such a product of a's from
-    # (0.5, 1), or even (0.99, 1), underflows to 0 in float32, so composing it with the Inf gives
-    # 0 * Inf = NaN where the sequential order keeps Inf.
+    # +Inf in b with a > 0 and b > 0 stays +Inf forever in the reference. The scan multiplies
+    # together the a's of whole warps, tiles and segments of 32 tiles; where such a product meets
+    # the Inf and has underflowed to 0 (thousands of a's from (0.99, 1) suffice), 0 * Inf = NaN
+    # where the sequential order keeps Inf. So the steps the Inf reaches (from it on, in scan
+    # order) draw a from (0.9999, 1), whose products over this length stay normal; the steps
+    # before it draw a from (0.99, 1), so their finite states stay well conditioned.
     # For the same reason an Inf in `a` is not tested for equality at all: the parallel order
     # multiplies the a's together (Inf * 0 = NaN) where the sequential order may give Inf.
     batch = (4,) if layout == "batch" else ()
     shape = batch + (NAN_LENGTH,)
+    sequence = (2,) if batch else ()  # one sequence of the batch only
+    where = sequence + (position,)
     if kind == "inf_in_b":
-        a_np = rng.uniform(0.9999, 1.0, shape).astype(np.float32)
+        a_np = rng.uniform(0.99, 1.0, shape).astype(np.float32)
         b_np = rng.uniform(0.0, 1.0, shape).astype(np.float32)
+        reached = sequence + ((slice(0, position + 1),) if layout == "reverse" else (slice(position, None),))
+        a_np[reached] = rng.uniform(0.9999, 1.0, a_np[reached].shape).astype(np.float32)
     else:
         a_np, b_np = regime(rng, "mixed", shape)
     target = a_np if kind == "nan_in_a" else b_np
-    where = (2,) + (position,) if batch else (position,)  # one sequence of the batch only
     target[where] = np.inf if kind == "inf_in_b" else np.nan
     if layout == "misaligned":
         a = cuda(np.concatenate([[1.0], a_np]).astype(np.float32))[1:]
