@@ -16,32 +16,11 @@ RTSCAN_HOST_DEVICE int warp_span_start(int warp) {
     return warp * WARP_SIZE * ITEMS;
 }
 
-// Within the warp's span starting at `span_start`, chunk c covers WARP_SIZE * RUN steps and lane
-// l the RUN consecutive steps starting here, which it composes serially before one warp scan per
-// chunk: the longer the run, the fewer shuffles per step.
-template <int RUN>
-RTSCAN_HOST_DEVICE int first_step(int span_start, int chunk, int lane) {
-    return span_start + chunk * WARP_SIZE * RUN + lane * RUN;
-}
-
-// Copies from global memory stay coalesced whatever the run: in copy round `round` of a chunk,
-// lane l moves the VEC steps that start this many steps into the chunk.
+// Within the warp's span starting at `span_start`, chunk c covers WARP_SIZE * VEC steps and lane
+// l the VEC steps returned here, so that one chunk is one coalesced sweep of the warp.
 template <int VEC>
-RTSCAN_HOST_DEVICE int copy_offset(int round, int lane) {
-    return (round * WARP_SIZE + lane) * VEC;
-}
-
-// Where the step `offset` steps into a staged chunk sits in that chunk's shared memory. Lanes read
-// VEC steps of their own runs at once, RUN steps apart; when RUN / VEC is even (a power of two,
-// the kernel asserts) those reads would share banks, so the index of each VEC-step granule is
-// XOR-ed with the number of its 128-byte row, which spreads them over all 32 banks without using
-// more memory. The copies, which write consecutive granules, stay conflict-free either way.
-template <int RUN, int VEC>
-RTSCAN_HOST_DEVICE int staged_offset(int offset) {
-    constexpr int ROW = WARP_SIZE / VEC;  // granules per row of banks
-    const int granule = offset / VEC;
-    const int placed = (RUN / VEC) % 2 == 0 ? granule ^ (granule / ROW % ROW) : granule;
-    return placed * VEC + offset % VEC;
+RTSCAN_HOST_DEVICE int first_step(int span_start, int chunk, int lane) {
+    return span_start + chunk * WARP_SIZE * VEC + lane * VEC;
 }
 
 // Kogge-Stone warp scan: in the round of `offset` (1, 2, 4, 8, 16) a lane composes the value of

@@ -3,28 +3,23 @@
 // warp-parallel two-level look-back (over segments of 32 tiles; tile_state.cuh).
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
-// Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * RUN: lane l
-// handles the RUN consecutive steps [chunk * 32 * RUN + l * RUN, +RUN), composing them serially,
-// and each chunk costs one warp scan. Long runs keep the shuffles, which bounded the local scan
-// with runs of 4 steps, to a few per step (profiling/PREDICTIONS.md, P6 and P7).
+// Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * VEC: lane l
+// handles steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk is one coalesced sweep (16-byte
+// vectors when VEC = 4).
 //
-// A lane's first REGISTER_ITEMS steps are loaded straight into registers; the rest of the tile's
-// a and b are staged in shared memory by asynchronous copies (cp.async), coalesced across the
-// warp whatever the run. Tile data waiting in shared memory or registers costs no issue slots, so
-// more bytes are resident while blocks wait in their look-back, and that residency bounds the
-// rate. The scan reads the staged steps twice, once to build each lane's map and once, after
-// the carry is known, to run the recurrence; the states go back into the staged slots of a and
-// leave in coalesced stores.
+// The tile's a and b are staged in shared memory by asynchronous copies (cp.async) rather than
+// loaded into registers: loads in flight then cost no registers, so more blocks fit on an SM and
+// more bytes are in flight while other blocks wait in their look-back. The scan itself reads the
+// staged steps twice, once to build each lane's map and once, after the carry is known, to run
+// the recurrence and write h; neither pass keeps more than VEC steps in registers.
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads per block, a multiple of 32, at most 1024
-//   ITEMS          steps per thread, a multiple of RUN
-//   VEC            steps per copy and store: 4 = 16 bytes, which needs unit time stride and 16-byte
-//                  aligned sequences; 1 = any stride, including negative
+//   ITEMS          steps per thread, a multiple of VEC
+//   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
+//                  stride and 16-byte aligned sequences; 1 = any stride, including negative
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
-//   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
-//   REGISTER_ITEMS of a thread's ITEMS, how many are held in registers (a multiple of RUN)
-//   RUN            consecutive steps a lane composes serially per chunk, a multiple of VEC
+//   LOOKBACK_DEPTH predecessors per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -98,18 +93,6 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
     }
 }
 
-// VEC floats from shared memory, in one 16-byte read when VEC = 4.
-template <int VEC>
-__device__ __forceinline__ void read_slot(const float* slot, float (&values)[VEC]) {
-    if constexpr (VEC == 4) {
-        const float4 four = *reinterpret_cast<const float4*>(slot);
-        values[0] = four.x; values[1] = four.y; values[2] = four.z; values[3] = four.w;
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) values[v] = slot[v];
-    }
-}
-
 template <int VEC>
 __device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
                                             int valid, const float (&values)[VEC]) {
@@ -122,23 +105,20 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int RUN>
+template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
               long long num_tiles) {
     static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
     static_assert(VEC == 1 || VEC == 4, "scalar or 16-byte steps");
-    static_assert(RUN % VEC == 0 && ITEMS % RUN == 0 && REGISTER_ITEMS % RUN == 0, "whole runs and copies");
-    static_assert((RUN / VEC) % 2 == 1 || ((RUN / VEC) & (RUN / VEC - 1)) == 0 && RUN / VEC <= WARP_SIZE,
-                  "staged_offset spreads runs over the banks when RUN / VEC is odd or a power of two");
+    static_assert(ITEMS % VEC == 0 && REGISTER_ITEMS % VEC == 0, "whole chunks per thread");
     static_assert(0 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold some of a lane's chunks");
     constexpr int WARPS = BLOCK_THREADS / 32;
-    constexpr int CHUNKS = ITEMS / RUN;
-    constexpr int REGISTER_CHUNKS = REGISTER_ITEMS / RUN;  // a lane's first chunks, held in registers
-    constexpr int STAGED_CHUNKS = CHUNKS - REGISTER_CHUNKS;  // the rest, staged in shared memory
-    constexpr int STAGED_CHUNK = WARP_SIZE * RUN;  // floats
-    constexpr int STAGED_TILE = WARPS * STAGED_CHUNKS * STAGED_CHUNK;
+    constexpr int CHUNKS = ITEMS / VEC;
+    constexpr int REGISTER_CHUNKS = REGISTER_ITEMS / VEC;  // a lane's first chunks, held in registers
+    constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;   // the rest, staged in shared memory
+    constexpr int STAGED_TILE = BLOCK_THREADS * STAGED_ITEMS;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_STAGED_BYTES, "the staged a and b fit in shared memory");
@@ -178,67 +158,58 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
     float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
 
-    // Lane `lane` of warp `warp` owns the run of chunk c that starts at first_step(warp_first, c,
-    // lane). Its first REGISTER_CHUNKS runs are loaded into registers; the warp's other chunks are
-    // copied into its own region of shared memory, chunk after chunk, placed by staged_offset.
+    // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
+    // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
+    // shared memory, packed per warp: staged chunk c sits at staged_slot(c).
     const int warp_first = warp_span_start<ITEMS>(int(warp));
-    float* const warp_staged_a = staged_a + int(warp) * STAGED_CHUNKS * STAGED_CHUNK;
-    float* const warp_staged_b = staged_b + int(warp) * STAGED_CHUNKS * STAGED_CHUNK;
-    auto chunk_base = [&](int c) { return (c - REGISTER_CHUNKS) * STAGED_CHUNK; };  // in the warp's region
-    auto run_slot = [&](int c, int j) { return chunk_base(c) + staged_offset<RUN, VEC>(int(lane) * RUN + j); };
+    const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
+    auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
+    Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
 #pragma unroll
     for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
-        const int chunk_first = first_step<RUN>(warp_first, c, 0);
-#pragma unroll
-        for (int round = 0; round < RUN / VEC; ++round) {
-            const int offset = copy_offset<VEC>(round, int(lane));
-            const int slot = chunk_base(c) + staged_offset<RUN, VEC>(offset);
-            stage_steps<VEC>(warp_staged_a + slot, a_tile, layout.in_time_stride, chunk_first + offset, valid);
-            stage_steps<VEC>(warp_staged_b + slot, b_tile, layout.in_time_stride, chunk_first + offset, valid);
-        }
+        const int first = first_step<VEC>(warp_first, c, int(lane));
+        stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
     }
-    Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][RUN];
 #pragma unroll
     for (int c = 0; c < REGISTER_CHUNKS; ++c)
-#pragma unroll
-        for (int j = 0; j < RUN; j += VEC) {
-            Affine<float> maps[VEC];
-            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<RUN>(warp_first, c, int(lane)) + j,
-                            valid, maps);
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) held[c][j + v] = maps[v];
-        }
-    wait_for_staged_steps();
-    __syncwarp();  // a lane reads runs its warp's other lanes copied
+        load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                        held[c]);
+    wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
 
-    // The VEC maps of chunk c starting j steps into this lane's run.
-    auto run_maps = [&](int c, int j, Affine<float> (&maps)[VEC]) {
+    auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) maps[v] = held[c < REGISTER_CHUNKS ? c : 0][j + v];
+            for (int v = 0; v < VEC; ++v) maps[v] = held[c < REGISTER_CHUNKS ? c : 0][v];
         } else {
-            read_staged<VEC>(warp_staged_a + run_slot(c, j), warp_staged_b + run_slot(c, j),
-                             first_step<RUN>(warp_first, c, int(lane)) + j, valid, maps);
+            read_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
+                             first_step<VEC>(warp_first, c, int(lane)), valid, maps);
         }
     };
+    // One chunk of the warp's running scan: this lane's VEC maps composed serially, scanned across
+    // the warp; returns the map from the warp span's start to just before this lane's first step
+    // of the chunk, and moves `warp_running` past the chunk.
+    auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {
+        Affine<float> lane_map = affine_identity<float>();
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
+        const Affine<float> inclusive = warp_inclusive_scan(lane_map);
+        const Affine<float> prefix = compose(exclusive_from_inclusive(inclusive), warp_running);
+        warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
+        return prefix;
+    };
 
-    // Per chunk: this lane's run composed serially, scanned across the warp; lane_prefix[c] is the
-    // map from the warp span's start to just before this lane's run of chunk c.
-    Affine<float> lane_prefix[CHUNKS];
+    // The lane prefixes are kept for the second pass when registers are free; when registers hold
+    // steps, the second pass computes them again (the same operations, so the same bits).
+    constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
+    Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        Affine<float> lane_map = affine_identity<float>();
-#pragma unroll
-        for (int j = 0; j < RUN; j += VEC) {
-            Affine<float> maps[VEC];
-            run_maps(c, j, maps);
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
-        }
-        const Affine<float> inclusive = warp_inclusive_scan(lane_map);
-        lane_prefix[c] = compose(exclusive_from_inclusive(inclusive), warp_running);
-        warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
+        Affine<float> maps[VEC];
+        chunk_maps(c, maps);
+        const Affine<float> prefix = chunk_prefix(maps, warp_running);
+        if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
     }
     if (lane == 0) shared_warp_prefix[warp] = warp_running;
     __syncthreads();
@@ -283,36 +254,18 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // time. Across lanes and warps the maps are composed products of a's, not the sequential
     // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
+    Affine<float> again_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
-        const int first = first_step<RUN>(warp_first, c, int(lane));
-        float state = apply(lane_prefix[c], warp_start_state);
+        Affine<float> maps[VEC];
+        chunk_maps(c, maps);
+        const Affine<float> prefix =
+            KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+        float state = apply(prefix, warp_start_state);
+        float states[VEC];
 #pragma unroll
-        for (int j = 0; j < RUN; j += VEC) {
-            Affine<float> maps[VEC];
-            run_maps(c, j, maps);
-            float states[VEC];
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
-            if (c < REGISTER_CHUNKS) {
-                store_steps<VEC>(out_tile, layout.out_time_stride, first + j, valid, states);
-            } else {  // over this lane's own staged a, which it has read for the last time
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) warp_staged_a[run_slot(c, j) + v] = states[v];
-            }
-        }
-    }
-    __syncwarp();  // a lane stores runs its warp's other lanes computed
-#pragma unroll
-    for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
-        const int chunk_first = first_step<RUN>(warp_first, c, 0);
-#pragma unroll
-        for (int round = 0; round < RUN / VEC; ++round) {
-            const int offset = copy_offset<VEC>(round, int(lane));
-            float states[VEC];
-            read_slot<VEC>(warp_staged_a + chunk_base(c) + staged_offset<RUN, VEC>(offset), states);
-            store_steps<VEC>(out_tile, layout.out_time_stride, chunk_first + offset, valid, states);
-        }
+        for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states);
     }
 }
 

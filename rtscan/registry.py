@@ -15,8 +15,7 @@ class LaunchShape:
     vec: int  # 4: float4 loads and stores; 1: scalar, any stride
     min_blocks: int  # blocks per SM the register allocation must allow (__launch_bounds__)
     lookback_depth: int  # predecessors per lane per look-back round (window = 32 * depth)
-    register_items: int  # of a thread's `items`, how many are held in registers instead of staged
-    run: int  # consecutive steps a lane composes serially per chunk: a multiple of vec
+    register_items: int = 0  # of a thread's `items`, how many are held in registers instead of staged
 
     @property
     def tile(self) -> int:
@@ -30,14 +29,14 @@ class LaunchShape:
 
 def _shape(entry: dict, vec: int) -> LaunchShape:
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
-                       entry["register_items"], entry["run"])
+                       entry["register_items"])
 
 
 @dataclass(frozen=True)
 class Variant:
     name: str
     source: str          # file under kernels_cu/
-    template: str        # C++ template<block_threads, items, vec, min_blocks, lookback_depth, register_items, run>
+    template: str        # C++ template<block_threads, items, vec, min_blocks, lookback_depth, register_items>
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
@@ -59,7 +58,7 @@ class Variant:
 
     def name_expression(self, shape: LaunchShape) -> str:
         return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
-                f"{shape.lookback_depth}, {shape.register_items}, {shape.run}>")
+                f"{shape.lookback_depth}, {shape.register_items}>")
 
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
         """Bytes the variant moves through device memory: read a and b, write h, once each."""

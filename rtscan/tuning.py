@@ -17,11 +17,10 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
-    "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0, "run": 16,
+    "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
-              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/bench-2026-11-29.txt's run). "
-              "run 16 (one warp scan per thread's steps) is P7's reasoning, not yet measured",
+              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/bench-2026-11-29.txt's run)",
 }
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
@@ -32,10 +31,8 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "long": {
             "block_threads": 256, "items": 48, "min_blocks": 3, "lookback_depth": 1, "register_items": 16,
-            "run": 16,
             "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/register-items-2026-11-30.txt: "
-                      "fastest of 8 shapes at 2^28 (0.694 of copy with runs of 4; all-staged 256 x 32: 0.663); "
-                      "run 16 is P7's reasoning, not yet measured",
+                      "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663)",
         },
         "short": _SHORT_SM90,
     },

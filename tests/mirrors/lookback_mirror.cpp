@@ -3,17 +3,13 @@
 // Built by the host C++ compiler against the kernels' own headers: the affine pair and its combine
 // function (affine.cuh), the index arithmetic (indexing.cuh) and the sequence layout
 // (seq_layout.cuh) are the very code NVRTC builds into the kernel. What this file adds is the
-// GPU's execution simulated step for step: lanes, warps and shuffles as arrays; the staging of a
-// and b in shared memory, as float arrays filled and emptied through copy_offset and staged_offset
-// exactly as the kernel's copies, reads and stores use them (starting as NaN, so a step placed in
-// one slot and looked for in another shows); the in-segment warp scan of the segment mates'
-// aggregates; and the look-back over segments run against a chosen pattern of which segments have
-// published their end state, so that the determinism argument can be checked: every pattern must
-// give the same bits.
+// GPU's execution simulated step for step: lanes, warps and shuffles as arrays, the in-segment
+// warp scan of the segment mates' aggregates, and the look-back over segments run against a
+// chosen pattern of which segments have published their end state, so that the determinism
+// argument can be checked: every pattern must give the same bits.
 //
 // tests/test_mirrors.py compiles this file, checks it against the float64 reference, and
 // compiles it again against mutated headers (broken twins), each of which must be caught.
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -166,122 +162,17 @@ float lookback_carry(const Descriptors& published, long long segment, long long 
     }
 }
 
-// One warp's region of the block's shared memory, where the kernel stages the a (later the states)
-// or the b of its chunks. It starts as NaN on every tile, so a step read from a slot nobody copied
-// it into shows in the output. An index outside the region (the kernel's would land in another
-// warp's region, in the other array or past the allocation) reads as NaN and is not written; a
-// 16-byte access off a 16-byte boundary, which faults on the GPU, likewise.
-struct StagedRegion {
-    std::vector<float> words;
-
-    explicit StagedRegion(int size) : words(size, NOT_PUBLISHED) {}
-    void reset() { std::fill(words.begin(), words.end(), NOT_PUBLISHED); }
-    bool holds(int index) const { return index >= 0 && index < int(words.size()); }
-    float read(int index) const { return holds(index) ? words[index] : NOT_PUBLISHED; }
-    void write(int index, float value) {
-        if (holds(index)) words[index] = value;
-    }
-};
-
-// The kernel's 16-byte paths (VEC = 4) need a 16-byte aligned shared slot and, with the sequence
-// 16-byte aligned and TILE a multiple of 4, a tile-relative step that is a multiple of 4.
-template <int VEC>
-bool vector_aligned(int slot, int first) {
-    return slot % VEC == 0 && first % VEC == 0;
-}
-
-// The global memory of one tile, as the kernel addresses it from a_tile, b_tile and out_tile: a
-// step before the tile's start is a broken twin's access (of another tile's data), read as NaN and
-// not written.
-struct TileView {
-    const float* a;
-    const float* b;
-    float* out;
-    long long in_stride;
-    long long out_stride;
-    float load(const float* base, int step) const {
-        return step >= 0 ? base[(long long)step * in_stride] : NOT_PUBLISHED;
-    }
-    void store(int step, float value) const {
-        if (step >= 0) out[(long long)step * out_stride] = value;
-    }
-};
-
-// stage_steps<VEC>: the VEC steps from tile-relative `first` into slots slot .. slot + VEC - 1;
-// steps at or past `valid` are not copied.
-template <int VEC>
-void stage_steps(StagedRegion& region, int slot, const TileView& tile, const float* source, int first, int valid) {
-    if (VEC == 4 && first + VEC <= valid) {
-        if (!vector_aligned<VEC>(slot, first)) return;
-        for (int v = 0; v < VEC; ++v) region.write(slot + v, tile.load(source, first + v));
-    } else {
-        for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) region.write(slot + v, tile.load(source, first + v));
-    }
-}
-
-// read_staged<VEC>: the maps of the VEC steps from `first`, staged at slot .. slot + VEC - 1;
-// the identity at or past `valid`, without reading.
-template <int VEC>
-void read_staged(const StagedRegion& a, const StagedRegion& b, int slot, int first, int valid, Map (&maps)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        const bool aligned = slot % VEC == 0;
-        for (int v = 0; v < VEC; ++v)
-            maps[v] = aligned ? Map{a.read(slot + v), b.read(slot + v)} : Map{NOT_PUBLISHED, NOT_PUBLISHED};
-    } else {
-        for (int v = 0; v < VEC; ++v)
-            maps[v] = first + v < valid ? Map{a.read(slot + v), b.read(slot + v)} : affine_identity<float>();
-    }
-}
-
-// read_slot<VEC>: VEC floats from slot .. slot + VEC - 1, in one 16-byte read when VEC = 4.
-template <int VEC>
-void read_slot(const StagedRegion& region, int slot, float (&values)[VEC]) {
-    const bool aligned = VEC == 1 || slot % VEC == 0;
-    for (int v = 0; v < VEC; ++v) values[v] = aligned ? region.read(slot + v) : NOT_PUBLISHED;
-}
-
-// store_steps<VEC>: the states of the VEC steps from `first`, those before `valid`.
-template <int VEC>
-void store_steps(const TileView& tile, int first, int valid, const float (&values)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        const bool aligned = vector_aligned<VEC>(0, first);
-        for (int v = 0; v < VEC; ++v) tile.store(first + v, aligned ? values[v] : NOT_PUBLISHED);
-    } else {
-        for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) tile.store(first + v, values[v]);
-    }
-}
-
-// lookback_scan<BLOCK_THREADS, ITEMS, VEC, MIN_BLOCKS, DEPTH, REGISTER_ITEMS, RUN> on one CPU
-// thread, tile after tile in ticket order. Every chunk goes through the simulated shared memory,
-// as with REGISTER_ITEMS = 0: the chunks the kernel holds in registers are loaded from the same
-// steps (first_step<RUN> + j) and go through the same arithmetic, only not through staged_offset,
-// so staging them all checks that mapping on every chunk.
-template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int RUN>
-int mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
-                double finished_probability, std::uint64_t seed) {
-    static_assert(RUN % VEC == 0 && ITEMS % RUN == 0, "whole runs and copies, as the kernel asserts");
-    // The kernel's 16-byte paths ignore the time stride: the host takes them only for stride 1.
-    if (VEC == 4 && (layout.in_time_stride != 1 || layout.out_time_stride != 1)) return 2;
+template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH>
+void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
+                 double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
-    constexpr int CHUNKS = ITEMS / RUN;
-    constexpr int ROUNDS = RUN / VEC;         // copy rounds per chunk
-    constexpr int STAGED_CHUNK = WARP * RUN;  // floats
+    constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     std::mt19937_64 random(seed);
     std::bernoulli_distribution finished_now(finished_probability);
     const long long tiles_per_seq = (layout.length + TILE - 1) / TILE;
     // The host sizes the workspace for at least every tile of the launch, the segments below them.
     Descriptors published(layout.num_seqs * tiles_per_seq);
-    std::vector<StagedRegion> staged_a(WARPS, StagedRegion(CHUNKS * STAGED_CHUNK));
-    std::vector<StagedRegion> staged_b(WARPS, StagedRegion(CHUNKS * STAGED_CHUNK));
-    std::vector<Map> lane_prefix(std::size_t(WARPS) * CHUNKS * WARP);  // [warp][chunk][lane]
-    auto prefix_of = [&](int warp, int c, int lane) -> Map& { return lane_prefix[(warp * CHUNKS + c) * WARP + lane]; };
-    auto chunk_base = [](int c) { return c * STAGED_CHUNK; };  // in the warp's region
-    auto run_slot = [&](int c, int lane, int j) {  // step j of the lane's run of chunk c
-        return chunk_base(c) + rtscan::staged_offset<RUN, VEC>(lane * RUN + j);
-    };
 
     for (long long seq = 0; seq < layout.num_seqs; ++seq) {
         long long in_origin, out_origin;
@@ -290,31 +181,12 @@ int mirror_scan(const float* a, const float* b, float* out, const float* h0, con
         for (long long chunk = 0; chunk < tiles_per_seq; ++chunk) {
             const long long tile_first = chunk * TILE;
             const int valid = int(std::min<long long>(TILE, layout.length - tile_first));
-            const TileView tile{a + in_origin + tile_first * layout.in_time_stride,
-                                b + in_origin + tile_first * layout.in_time_stride,
-                                out + out_origin + tile_first * layout.out_time_stride, layout.in_time_stride,
-                                layout.out_time_stride};
+            auto step_map = [&](int step) {
+                const long long offset = in_origin + (tile_first + step) * layout.in_time_stride;
+                return step < valid ? Map{a[offset], b[offset]} : affine_identity<float>();
+            };
 
-            // Staging: in copy round r of chunk c, lane l copies the VEC steps copy_offset(r, l)
-            // into the chunk to the chunk's slot staged_offset(copy_offset(r, l)).
-            for (int warp = 0; warp < WARPS; ++warp) {
-                staged_a[warp].reset();
-                staged_b[warp].reset();
-                const int warp_first = rtscan::warp_span_start<ITEMS>(warp);
-                for (int c = 0; c < CHUNKS; ++c) {
-                    const int chunk_first = rtscan::first_step<RUN>(warp_first, c, 0);
-                    for (int round = 0; round < ROUNDS; ++round)
-                        for (int lane = 0; lane < WARP; ++lane) {
-                            const int offset = rtscan::copy_offset<VEC>(round, lane);
-                            const int slot = chunk_base(c) + rtscan::staged_offset<RUN, VEC>(offset);
-                            stage_steps<VEC>(staged_a[warp], slot, tile, tile.a, chunk_first + offset, valid);
-                            stage_steps<VEC>(staged_b[warp], slot, tile, tile.b, chunk_first + offset, valid);
-                        }
-                }
-            }
-
-            // Pass 1: per chunk, each lane composes its run's RUN maps, read back from the slots of
-            // lane * RUN + j, VEC at a time; one warp scan per chunk.
+            Map lane_prefix[WARPS][CHUNKS][WARP];
             Map warp_aggregate[WARP];
             for (int lane = 0; lane < WARP; ++lane) warp_aggregate[lane] = affine_identity<float>();
             for (int warp = 0; warp < WARPS; ++warp) {
@@ -323,19 +195,14 @@ int mirror_scan(const float* a, const float* b, float* out, const float* h0, con
                 for (int c = 0; c < CHUNKS; ++c) {
                     Map lanes[WARP];
                     for (int lane = 0; lane < WARP; ++lane) {
-                        const int first = rtscan::first_step<RUN>(warp_first, c, lane);
+                        const int first = rtscan::first_step<VEC>(warp_first, c, lane);
                         Map lane_map = affine_identity<float>();
-                        for (int j = 0; j < RUN; j += VEC) {
-                            Map maps[VEC];
-                            read_staged<VEC>(staged_a[warp], staged_b[warp], run_slot(c, lane, j), first + j, valid,
-                                             maps);
-                            for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
-                        }
+                        for (int v = 0; v < VEC; ++v) lane_map = compose(step_map(first + v), lane_map);
                         lanes[lane] = lane_map;
                     }
                     warp_inclusive_scan(lanes);
                     for (int lane = 0; lane < WARP; ++lane)
-                        prefix_of(warp, c, lane) = compose(exclusive_of(lanes, lane), running);
+                        lane_prefix[warp][c][lane] = compose(exclusive_of(lanes, lane), running);
                     running = compose(lanes[WARP - 1], running);
                 }
                 warp_aggregate[warp] = running;
@@ -367,68 +234,42 @@ int mirror_scan(const float* a, const float* b, float* out, const float* h0, con
                                             segment_position == 0 || finished_now(random));
             const float carry = position == 0 ? segment_carry : apply(prefix.before, segment_carry);
 
-            // Pass 2: each lane runs the recurrence over its run from its prefix, reading the maps
-            // again and writing each state over the slot of its a; then the copy pattern moves the
-            // states out, slot staged_offset(copy_offset(r, l)) to step copy_offset(r, l).
             for (int warp = 0; warp < WARPS; ++warp) {
                 const float warp_start_state = apply(exclusive_of(warps_inclusive, warp), carry);
                 const int warp_first = rtscan::warp_span_start<ITEMS>(warp);
                 for (int c = 0; c < CHUNKS; ++c)
                     for (int lane = 0; lane < WARP; ++lane) {
-                        const int first = rtscan::first_step<RUN>(warp_first, c, lane);
-                        float state = apply(prefix_of(warp, c, lane), warp_start_state);
-                        for (int j = 0; j < RUN; j += VEC) {
-                            Map maps[VEC];
-                            read_staged<VEC>(staged_a[warp], staged_b[warp], run_slot(c, lane, j), first + j, valid,
-                                             maps);
-                            float states[VEC];
-                            for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
-                            for (int v = 0; v < VEC; ++v) staged_a[warp].write(run_slot(c, lane, j) + v, states[v]);
+                        const int first = rtscan::first_step<VEC>(warp_first, c, lane);
+                        float state = apply(lane_prefix[warp][c][lane], warp_start_state);
+                        for (int v = 0; v < VEC; ++v) {
+                            const int step = first + v;
+                            if (step >= valid) continue;
+                            state = apply(step_map(step), state);
+                            out[out_origin + (tile_first + step) * layout.out_time_stride] = state;
                         }
                     }
-                for (int c = 0; c < CHUNKS; ++c) {
-                    const int chunk_first = rtscan::first_step<RUN>(warp_first, c, 0);
-                    for (int round = 0; round < ROUNDS; ++round)
-                        for (int lane = 0; lane < WARP; ++lane) {
-                            const int offset = rtscan::copy_offset<VEC>(round, lane);
-                            float states[VEC];
-                            read_slot<VEC>(staged_a[warp], chunk_base(c) + rtscan::staged_offset<RUN, VEC>(offset),
-                                           states);
-                            store_steps<VEC>(tile, chunk_first + offset, valid, states);
-                        }
-                }
             }
         }
     }
-    return 0;
 }
 
 }  // namespace
 
-// Launch shapes the tests use, <BLOCK_THREADS, ITEMS, VEC, LOOKBACK_DEPTH, RUN>. Runs of VEC steps
-// (no swizzle): 0 and 1, 256 x 16 with VEC 4 and 1; 2 and 3, small tiles (512 steps) with look-back
-// depths 2 and 4, so short inputs span many tiles; 4, tiny tiles (64 steps, segments of 2048), so
-// short inputs span many segments and the look-back over segments crosses windows. Runs of 16
-// (swizzled slots): 5, the sm_90 long shape (its register_items only moves steps from shared memory
-// to registers, so it has no parameter here); 6 and 7, the sm_90 short shape, 16-byte and scalar
-// paths. Small tiles (256 steps, segments of 8192) with runs longer than VEC: 8, scalar, two chunks
-// per lane; 9, 16-byte.
+// Launch shapes the tests use: 0 and 1 are the sm_90 short shape (VEC 4 and 1), 5 its long shape
+// (where the steps are held does not change the arithmetic, so register_items has no twin); 2 and 3
+// are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span many tiles; 4
+// has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
+// look-back over segments crosses windows.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
-    const rtscan::SeqLayout& l = *layout;
-    const double p = finished_probability;
     switch (shape) {
-        case 0: return mirror_scan<256, 16, 4, 1, 4>(a, b, out, h0, l, p, seed);
-        case 1: return mirror_scan<256, 16, 1, 1, 1>(a, b, out, h0, l, p, seed);
-        case 2: return mirror_scan<64, 8, 4, 2, 4>(a, b, out, h0, l, p, seed);
-        case 3: return mirror_scan<64, 8, 1, 4, 1>(a, b, out, h0, l, p, seed);
-        case 4: return mirror_scan<32, 2, 1, 2, 1>(a, b, out, h0, l, p, seed);
-        case 5: return mirror_scan<256, 48, 4, 1, 16>(a, b, out, h0, l, p, seed);
-        case 6: return mirror_scan<256, 16, 4, 1, 16>(a, b, out, h0, l, p, seed);
-        case 7: return mirror_scan<256, 16, 1, 1, 16>(a, b, out, h0, l, p, seed);
-        case 8: return mirror_scan<32, 8, 1, 2, 4>(a, b, out, h0, l, p, seed);
-        case 9: return mirror_scan<32, 8, 4, 2, 8>(a, b, out, h0, l, p, seed);
+        case 0: mirror_scan<256, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 1: mirror_scan<256, 16, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 2: mirror_scan<64, 8, 4, 2>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 3: mirror_scan<64, 8, 1, 4>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 4: mirror_scan<32, 2, 1, 2>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 5: mirror_scan<256, 48, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
