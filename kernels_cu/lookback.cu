@@ -7,11 +7,12 @@
 // handles steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk is one coalesced sweep (16-byte
 // vectors when VEC = 4).
 //
-// The tile's a and b are staged in shared memory by asynchronous copies (cp.async) rather than
-// loaded into registers: loads in flight then cost no registers, so more blocks fit on an SM and
-// more bytes are in flight while other blocks wait in their look-back. The scan itself reads the
-// staged steps twice, once to build each lane's map and once, after the carry is known, to run
-// the recurrence and write h; neither pass keeps more than VEC steps in registers.
+// Most of the tile's a and b is staged in shared memory by asynchronous copies (cp.async); a
+// lane's first REGISTER_ITEMS steps may instead be loaded straight into registers. Tile data that
+// waits costs no issue slots, and the tile bytes an SM holds while its blocks wait in the
+// look-back bound the rate (profiling/PREDICTIONS.md, P1-P6), so both stores are used. The scan
+// reads the steps twice, once to build each lane's map and once, after the carry is known, to
+// run the recurrence and write h.
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads per block, a multiple of 32, at most 1024
@@ -19,7 +20,8 @@
 //   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
 //                  stride and 16-byte aligned sequences; 1 = any stride, including negative
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
-//   LOOKBACK_DEPTH predecessors per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
+//   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
+//   REGISTER_ITEMS of a thread's ITEMS, how many are held in registers (a multiple of VEC)
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"

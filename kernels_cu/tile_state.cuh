@@ -116,17 +116,6 @@ __device__ __forceinline__ unsigned fetch_add_acq_rel_gpu(unsigned* address, uns
     return old;
 }
 
-// A warp that finds descriptors not yet published sleeps this long before reading them again:
-// polling flat out takes issue slots from the warps still scanning on its SM and L2 bandwidth
-// from the loads (profiling/PREDICTIONS.md, P5). 0 polls flat out.
-#ifndef RTSCAN_POLL_SLEEP_NS
-#define RTSCAN_POLL_SLEEP_NS 0
-#endif
-
-__device__ __forceinline__ void pause_before_polling_again() {
-    if (RTSCAN_POLL_SLEEP_NS > 0) __nanosleep(RTSCAN_POLL_SLEEP_NS);
-}
-
 // ---- descriptor words --------------------------------------------------------------------------
 
 __device__ __forceinline__ word64 pack_word(unsigned generation, float value) {
@@ -210,7 +199,6 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
                 ready = ready && (!needed || seen[d].aggregated);
             }
             if (__all_sync(0xffffffffu, ready)) break;
-            pause_before_polling_again();
         }
         if (first_finished == SPAN) continue;  // a whole window of aggregates: look further back
 
@@ -269,12 +257,11 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     if (lane < position) {
         const long long mate = tile - position + lane;
         word64 a, b;
-        while (true) {  // two independent loads per try; each word carries its own generation
+        // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
+        do {  // two independent loads per try; each word carries its own generation
             a = load_relaxed_gpu(tiles.aggregate_a + mate);
             b = load_relaxed_gpu(tiles.aggregate_b + mate);
-            if (word_tag(a) == generation && word_tag(b) == generation) break;
-            pause_before_polling_again();
-        }
+        } while (word_tag(a) != generation || word_tag(b) != generation);
         map = {word_value(a), word_value(b)};
     } else if (lane == position) {
         map = own;
