@@ -1,0 +1,216 @@
+"""Sweep the long launch shape of `lookback_regs` on the present GPU and write what each one did.
+
+For every candidate shape: the error against the float64 reference on a prefix of the input,
+whether two runs give the same bits, the blocks an SM holds, and the time of one sequence at each
+size (graph replays, as `python -m rtscan bench` times them) beside a copy of the same bytes.
+The copy is also timed, and the NVML clocks read, before and after the whole sweep: a sweep whose
+copy moved more than 3 % is marked unusable, and no tuning entry may cite it.
+Writes JSON and CSV, and a PNG (GB/s against size, with the copy) when matplotlib is installed,
+to profiling/results/<gpu>/sweep-<date>.*.
+
+Usage, from a source checkout:
+    PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
+A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH
+(defaults r0, b3, d1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_SHAPES = "256x16,256x32,256x24b4,256x32r8b4,256x44r12,256x48r16"
+DEFAULT_LOG2 = "20,22,24,26,28"
+CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
+DRIFT_LIMIT = 0.03
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?$")
+
+
+def parse_shape(text: str) -> dict:
+    """'256x48r16' -> the long-shape entry fields of rtscan/tuning.py."""
+    match = _SHAPE.match(text.strip())
+    if not match:
+        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1, got {text!r}")
+    block, items, registers, min_blocks, depth = match.groups()
+    return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
+            "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1)}
+
+
+def gpu_folder(device_name: str) -> str:
+    """'NVIDIA H200' -> 'h200': the results folder of that GPU."""
+    words = [w for w in re.split(r"[^a-z0-9]+", device_name.lower()) if w and w != "nvidia"]
+    return "-".join(words) or "gpu"
+
+
+def copy_drift(before: dict, after: dict) -> float:
+    """The largest relative change of the copy time between the two readings, over the sizes."""
+    return max(abs(after[k] - before[k]) / before[k] for k in before)
+
+
+class _Prefix:
+    """The first `count` floats of a device buffer, as a __cuda_array_interface__ object."""
+
+    def __init__(self, pointer: int, count: int):
+        self.__cuda_array_interface__ = {"shape": (count,), "typestr": "<f4", "data": (pointer, False),
+                                         "strides": None, "version": 3}
+
+
+def _time_copies(bench, driver, source, target, stream, log2_sizes) -> dict:
+    times = {}
+    for log2 in log2_sizes:
+        n = 1 << log2
+        launches = max(1, min(200, (1 << 26) // n))
+        times[log2] = bench._time_copy(
+            lambda: driver.copy_device_to_device(target.pointer, source.pointer, 12 * n // 2, stream), stream, launches)
+    return times
+
+
+def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
+    import rtscan
+    from rtscan import _bench, _driver, _kernels, _nvml, reference, registry, tuning
+
+    _driver.make_current(0)
+    arch = _kernels.device_arch(0)
+    variant = registry.resolve("auto")
+    key = (arch, "float32")
+    saved = variant.table.get(key)
+    base = tuning.lookup(variant.table, arch, "float32")
+    stream = _driver.create_stream()
+    largest = 1 << max(log2_sizes + [20])
+    rng = np.random.default_rng()
+    a_host = rng.uniform(0.5, 1.0, largest).astype(np.float32)
+    b_host = rng.standard_normal(largest, dtype=np.float32)
+    a, b, out = (_bench.DeviceBuffer(largest) for _ in range(3))
+    a.fill(a_host, stream)
+    b.fill(b_host, stream)
+    source, target = _bench.DeviceBuffer(3 * largest // 2), _bench.DeviceBuffer(3 * largest // 2)
+    expected = reference.scan(a_host[:CHECK_STEPS], b_host[:CHECK_STEPS])
+    result = {"device": _driver.device_name(0), "arch": arch, "date": datetime.date.today().isoformat(),
+              "clocks_before": _nvml.facts(0), "rows": []}
+    print(f"{result['device']} ({arch}): {len(shapes)} shapes x sizes 2^{log2_sizes}", flush=True)
+    try:
+        result["copy_us_before"] = _time_copies(_bench, _driver, source, target, stream, log2_sizes)
+        for number, fields in enumerate(shapes, 1):
+            variant.table[key] = {"long": dict(fields, source="sweep candidate"), "short": base["short"]}
+            shape = variant.launch_shape(arch, "float32", 4, largest)
+            row = {**fields, "tile": shape.tile, "shared_bytes": shape.shared_bytes}
+            try:
+                function = _kernels.function(0, variant, shape)
+                row["blocks_per_sm"] = _driver.resident_blocks_per_sm(function, shape.block_threads,
+                                                                      shape.shared_bytes)
+                check_a, check_b, check_out = (_Prefix(x.pointer, CHECK_STEPS) for x in (a, b, out))
+                runs = []
+                for _ in range(2):
+                    rtscan.scan(check_a, check_b, out=check_out, stream=stream)
+                    host = np.empty(CHECK_STEPS, np.float32)
+                    _driver.copy_to_host(host.ctypes.data, out.pointer, host.nbytes, stream)
+                    _driver.synchronize(stream)
+                    runs.append(host)
+                row["relative_error"] = float(np.max(np.abs(runs[0] - expected)) / np.max(np.abs(expected)))
+                row["deterministic"] = bool(np.array_equal(runs[0], runs[1]))
+                row["scan_us"] = {}
+                for log2 in log2_sizes:
+                    n = 1 << log2
+                    views = [_Prefix(x.pointer, n) for x in (a, b, out)]
+                    launches = max(1, min(200, (1 << 26) // n))
+                    rtscan.scan(views[0], views[1], out=views[2], stream=stream)  # workspace grows outside capture
+                    row["scan_us"][log2] = _bench._time_graph(
+                        lambda: rtscan.scan(views[0], views[1], out=views[2], stream=stream), stream, launches)
+            except rtscan.RtscanError as error:  # e.g. more shared memory than the device has
+                row["error"] = str(error)
+            result["rows"].append(row)
+            print(f"[{number}/{len(shapes)}] {_describe(row, result['copy_us_before'])}", flush=True)
+        result["copy_us_after"] = _time_copies(_bench, _driver, source, target, stream, log2_sizes)
+    finally:
+        if saved is None:
+            del variant.table[key]
+        else:
+            variant.table[key] = saved
+        _driver.destroy_stream(stream)
+    result["clocks_after"] = _nvml.facts(0)
+    result["copy_drift"] = copy_drift(result["copy_us_before"], result["copy_us_after"])
+    result["usable"] = result["copy_drift"] <= DRIFT_LIMIT
+    return result
+
+
+def _describe(row: dict, copy_us: dict) -> str:
+    name = f"{row['block_threads']}x{row['items']}r{row['register_items']}b{row['min_blocks']}d{row['lookback_depth']}"
+    if "error" in row:
+        return f"{name}: {row['error']}"
+    ratios = " ".join(f"2^{k} {copy_us[k] / v:.3f}" for k, v in row["scan_us"].items())
+    return (f"{name}: {row['blocks_per_sm']} blocks/SM, error {row['relative_error']:.1e}, "
+            f"deterministic {row['deterministic']}, vs copy: {ratios}")
+
+
+def write(result: dict, folder: Path) -> list[Path]:
+    """JSON, CSV (one line per shape and size) and, with matplotlib, a PNG; returns the paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = folder / f"sweep-{result['date']}"
+    paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
+    paths[0].write_text(json.dumps(result, indent=1, default=str))
+    copy_us = {k: min(result["copy_us_before"][k], result["copy_us_after"][k]) for k in result["copy_us_before"]}
+    with paths[1].open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["block_threads", "items", "register_items", "min_blocks", "lookback_depth", "log2",
+                         "scan_us", "copy_us", "ratio", "usable"])
+        for row in result["rows"]:
+            for log2, micro in row.get("scan_us", {}).items():
+                writer.writerow([row["block_threads"], row["items"], row["register_items"], row["min_blocks"],
+                                 row["lookback_depth"], log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
+                                 f"{copy_us[log2] / micro:.4f}", result["usable"]])
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no PNG", flush=True)
+        return paths
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    sizes = sorted(copy_us)
+    gbs = lambda log2, micro: 12 * (1 << log2) / micro / 1e3  # noqa: E731
+    axes.plot(sizes, [gbs(k, copy_us[k]) for k in sizes], "k--", label="copy, same bytes")
+    for row in result["rows"]:
+        if "scan_us" in row:
+            axes.plot(sizes, [gbs(k, row["scan_us"][k]) for k in sizes], marker="o",
+                      label=f"{row['block_threads']}x{row['items']} r{row['register_items']}")
+    axes.set_xlabel("log2 elements (one sequence)")
+    axes.set_ylabel("GB/s (12 B/element)")
+    axes.set_title(f"lookback_regs long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))
+    axes.legend(fontsize=7)
+    paths.append(stem.with_suffix(".png"))
+    figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated (default {DEFAULT_SHAPES})")
+    parser.add_argument("--log2", default=DEFAULT_LOG2, help=f"sizes as powers of two (default {DEFAULT_LOG2})")
+    parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
+    args = parser.parse_args(argv)
+    shapes = [parse_shape(s) for s in args.shapes.split(",")]
+    log2_sizes = [int(x) for x in args.log2.split(",")]
+    import rtscan
+
+    if not rtscan.gpu_available():
+        print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
+        return 2
+    result = sweep(shapes, log2_sizes)
+    folder = args.out or Path(__file__).parent / "results" / gpu_folder(result["device"])
+    for path in write(result, folder):
+        print(f"wrote {path}")
+    if not result["usable"]:
+        print(f"UNUSABLE: the copy moved {result['copy_drift']:.1%} during the sweep (limit {DRIFT_LIMIT:.0%})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""profiling/sweep.py without a GPU: shape parsing, the results folder, the stability rule and the
+files it writes. The sweep itself runs only on a GPU (profiling/run_on_gpu.sh's machine)."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+import rtscan
+
+SWEEP_PATH = Path(__file__).parent.parent / "profiling" / "sweep.py"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    spec = importlib.util.spec_from_file_location("rtscan_profiling_sweep", SWEEP_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_parse_shape(sweep):
+    assert sweep.parse_shape("256x48r16") == {"block_threads": 256, "items": 48, "register_items": 16,
+                                              "min_blocks": 3, "lookback_depth": 1}
+    assert sweep.parse_shape("128x32b6d2") == {"block_threads": 128, "items": 32, "register_items": 0,
+                                               "min_blocks": 6, "lookback_depth": 2}
+    for bad in ("256", "256x", "x48", "256x48q2", "256*48"):
+        with pytest.raises(ValueError, match="shape must look like"):
+            sweep.parse_shape(bad)
+
+
+def test_every_default_shape_parses(sweep):
+    assert len([sweep.parse_shape(s) for s in sweep.DEFAULT_SHAPES.split(",")]) >= 2
+
+
+def test_gpu_folder(sweep):
+    assert sweep.gpu_folder("NVIDIA H200") == "h200"
+    assert sweep.gpu_folder("NVIDIA GeForce RTX 4090") == "geforce-rtx-4090"
+
+
+def test_copy_drift_marks_the_largest_change(sweep):
+    assert sweep.copy_drift({20: 10.0, 28: 100.0}, {20: 10.2, 28: 96.0}) == pytest.approx(0.04)
+    assert sweep.copy_drift({28: 100.0}, {28: 100.0}) == 0.0
+
+
+def fake_result(usable=True):
+    return {"device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-30", "usable": usable,
+            "copy_us_before": {24: 50.0, 28: 760.0}, "copy_us_after": {24: 49.0, 28: 770.0},
+            "rows": [{"block_threads": 256, "items": 48, "register_items": 16, "min_blocks": 3, "lookback_depth": 1,
+                      "scan_us": {24: 85.0, 28: 1090.0}},
+                     {"block_threads": 512, "items": 64, "register_items": 0, "min_blocks": 3, "lookback_depth": 1,
+                      "error": "needs more shared memory than the device has"}]}
+
+
+def test_write_json_and_csv(sweep, tmp_path):
+    paths = sweep.write(fake_result(), tmp_path)
+    assert paths[0].suffix == ".json" and json.loads(paths[0].read_text())["device"] == "NVIDIA H200"
+    rows = list(csv.DictReader(paths[1].open()))
+    assert len(rows) == 2  # one line per size of the shape that ran; none for the one that failed
+    assert rows[1]["log2"] == "28" and rows[1]["copy_us"] == "760.00"  # the faster of the two copy readings
+    assert float(rows[1]["ratio"]) == pytest.approx(760.0 / 1090.0, abs=1e-4)
+    assert all(path.exists() for path in paths)
+
+
+@pytest.mark.skipif(rtscan.gpu_available(), reason="a GPU is present: main() would run the whole sweep")
+def test_main_without_a_gpu_says_so(sweep, capsys):
+    assert sweep.main(["--shapes", "256x16", "--log2", "20"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
