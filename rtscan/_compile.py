@@ -180,12 +180,15 @@ def _write_entry(path: Path, module: CompiledModule) -> bool:
         return False
 
 
-def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> CompiledModule:
-    """Compile kernels_cu/<source> with NVRTC, no cache involved."""
+def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: CompileOptions,
+                  text: bytes | None = None) -> CompiledModule:
+    """Compile kernels_cu/<source> with NVRTC, no cache involved. `text` replaces the file's text
+    (profiling/timeline.py compiles an instrumented copy); includes still resolve in kernels_cu/."""
     from cuda.bindings import nvrtc
 
     arguments = options.arguments(_include_dirs())
-    text = (kernels_dir() / source).read_bytes()
+    if text is None:
+        text = (kernels_dir() / source).read_bytes()
     err, program = nvrtc.nvrtcCreateProgram(text, source.encode(), 0, [], [])
     _check_nvrtc(err, "nvrtcCreateProgram")
     try:

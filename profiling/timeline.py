@@ -1,0 +1,149 @@
+"""Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
+
+An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
+steps on an H200) five times per tile: block start, thread 0's own copies landed, aggregate
+about to be published, carry known, end (thread 0). The phases between them, the time from when
+every earlier tile's aggregate was out to the carry (the protocol's own delay), and how many
+blocks load or wait over time are printed; the raw stamps are saved as .npy.
+
+Usage, from a source checkout, on a GPU:
+    PYTHONPATH=. python3 profiling/timeline.py --shape 256x48r16 --log2 28 --out /tmp/timeline
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+
+STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, own copies landed
+PERCENTILES = (5, 25, 50, 75, 95, 99)
+
+# (anchor in lookback.cu, text put in its place): each anchor must occur exactly once.
+_EDITS = (
+    ("namespace rtscan {\n",
+     "namespace rtscan {\n__device__ __forceinline__ unsigned long long stamp() {\n"
+     "    unsigned long long t;\n    asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n    return t;\n}\n"),
+    ("lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,\n"
+     "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
+     "              long long num_tiles) {",
+     "lookback_scan_timeline(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,\n"
+     "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
+     "              long long num_tiles, unsigned long long* times) {\n"
+     "    const unsigned long long started = stamp();"),
+    ("    wait_for_staged_steps();",
+     "    wait_for_staged_steps();\n    if (threadIdx.x == 0) {\n        unsigned sm;\n"
+     "        asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n        times[tile * 6 + 0] = started;\n"
+     "        times[tile * 6 + 4] = sm;\n        times[tile * 6 + 5] = stamp();\n    }"),
+    ("        const SegmentPrefix prefix =",
+     "        if (lane == 0) times[tile * 6 + 1] = stamp();\n        const SegmentPrefix prefix ="),
+    ("        const float carry = position == 0",
+     "        if (lane == 0) times[tile * 6 + 2] = stamp();\n        const float carry = position == 0"),
+    ("}\n\n}  // namespace rtscan",
+     "    if (threadIdx.x == 0) times[tile * 6 + 3] = stamp();\n}\n\n}  // namespace rtscan"),
+)
+
+
+def instrument(text: str) -> str:
+    """lookback.cu's text with the stamps added, as kernel template `lookback_scan_timeline`."""
+    for anchor, replacement in _EDITS:
+        if text.count(anchor) != 1:
+            raise ValueError(f"kernels_cu/lookback.cu changed: anchor {anchor.splitlines()[0]!r} of "
+                             f"profiling/timeline.py is not there exactly once; update _EDITS")
+        text = text.replace(anchor, replacement)
+    return text
+
+
+def capture(shape_text: str, log2: int) -> np.ndarray:
+    """Stamps of every tile of one sequence of 2^log2 steps (int64, tiles x STAMPS), third launch."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from sweep import parse_shape
+
+    from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace
+
+    fields = parse_shape(shape_text)
+    _driver.make_current(0)
+    arch = _kernels.device_arch(0)
+    block, items, registers = fields["block_threads"], fields["items"], fields["register_items"]
+    expression = (f"rtscan::lookback_scan_timeline<{block}, {items}, 4, {fields['min_blocks']}, "
+                  f"{fields['lookback_depth']}, {registers}>")
+    text = instrument((_compile.kernels_dir() / "lookback.cu").read_text()).encode()
+    module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
+    function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])
+    shared_bytes = 8 * block * (items - registers)
+    _driver.allow_shared_memory(function, shared_bytes)
+
+    n = 1 << log2
+    tiles = -(-n // (block * items))
+    stream = _driver.create_stream()
+    rng = np.random.default_rng()
+    a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
+    a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
+    b.fill(rng.standard_normal(n, dtype=np.float32), stream)
+    times = _bench.DeviceBuffer(2 * STAMPS * tiles)  # 64-bit stamps in a float32-counted buffer
+    plan = _layout.plan((n,), (1,), (1,), 0, False)
+    workspace = _workspace.acquire(0, stream, tiles)
+    arguments = (ctypes.c_void_p(a.pointer), ctypes.c_void_p(b.pointer), ctypes.c_void_p(out.pointer),
+                 ctypes.c_void_p(0), plan.layout, workspace, ctypes.c_longlong(tiles), ctypes.c_longlong(tiles),
+                 ctypes.c_void_p(times.pointer))
+    pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
+    for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
+        _driver.launch(function, tiles, block, shared_bytes, stream, ctypes.addressof(pointers))
+    stamps = np.empty((tiles, STAMPS), np.int64)
+    _driver.copy_to_host(stamps.ctypes.data, times.pointer, stamps.nbytes, stream)
+    _driver.synchronize(stream)
+    _driver.destroy_stream(stream)
+    return stamps
+
+
+def analyse(stamps: np.ndarray) -> list[str]:
+    """Where the time went, as lines of text (microseconds; tile 0, which never waits, left out)."""
+    stamps = stamps[1:].astype(np.int64)
+    origin = stamps[:, 0].min()
+    start, aggregate, carry, end, landed = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5))
+    all_earlier_out = np.maximum.accumulate(aggregate)
+
+    def row(name, values):
+        return f"  {name:<38}" + " ".join(f"{np.percentile(values, p) / 1e3:7.2f}" for p in PERCENTILES)
+
+    span = end.max() / 1e3
+    lines = [f"{len(stamps) + 1} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
+             row("load (own copies landed - start)", landed - start),
+             row("local scan (aggregate - landed)", aggregate - landed),
+             row("wait (carry - aggregate)", carry - aggregate),
+             row("  of it: earlier aggregates later", np.maximum(all_earlier_out - aggregate, 0)),
+             row("  of it: protocol (carry - all out)", carry - all_earlier_out),
+             row("finish (end - carry)", end - carry),
+             row("lifetime (end - start)", end - start)]
+    grid = np.linspace(0, end.max(), 12)[1:-1]
+    loading = [int(np.sum((start <= g) & (landed > g))) for g in grid]
+    waiting = [int(np.sum((aggregate <= g) & (carry > g))) for g in grid]
+    lines += [f"  blocks loading, at 10 moments: {loading}", f"  blocks waiting, at the same moments: {waiting}"]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shape", default="256x48r16", help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH]")
+    parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
+    parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
+    args = parser.parse_args(argv)
+    import rtscan
+
+    if not rtscan.gpu_available():
+        print("profiling/timeline.py needs a GPU; none is visible here", file=sys.stderr)
+        return 2
+    stamps = capture(args.shape, args.log2)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        np.save(args.out / f"timeline-{args.shape}-2^{args.log2}.npy", stamps)
+    print(f"timeline of {args.shape} on one sequence of 2^{args.log2}")
+    print("\n".join(analyse(stamps)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""profiling/timeline.py without a GPU: its instrumented copy of the kernel still compiles (the
+anchors are where it expects them) and its analysis reads stamps as intended."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rtscan import _compile
+
+TIMELINE_PATH = Path(__file__).parent.parent / "profiling" / "timeline.py"
+
+
+@pytest.fixture(scope="module")
+def timeline():
+    spec = importlib.util.spec_from_file_location("rtscan_profiling_timeline", TIMELINE_PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_instrumented_kernel_compiles(timeline):
+    text = timeline.instrument((_compile.kernels_dir() / "lookback.cu").read_text())
+    assert text.count("stamp()") == 6  # the helper's definition is not a call: five stamps and `started`
+    expression = "rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16>"
+    module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch="sm_90"),
+                                    text=text.encode())
+    assert module.cubin and module.lowered_names[expression].startswith("_Z")
+
+
+def test_instrument_refuses_a_moved_anchor(timeline):
+    with pytest.raises(ValueError, match="update _EDITS"):
+        timeline.instrument("namespace rtscan {\n}")
+
+
+def test_analysis_of_known_stamps(timeline):
+    # Tile t starts at t us, its copies land 1 us later, its aggregate 2 us later, its carry
+    # 5 us later, and it ends 6 us after starting.
+    tiles = 100
+    start = np.arange(tiles) * 1000
+    stamps = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(tiles), start + 1000], axis=1)
+    lines = timeline.analyse(stamps.astype(np.int64))
+    values = {line[:40].strip(): line.split()[-6:] for line in lines[1:8]}
+    assert values["load (own copies landed - start)"] == ["1.00"] * 6
+    assert values["wait (carry - aggregate)"] == ["3.00"] * 6
+    assert values["of it: protocol (carry - all out)"] == ["3.00"] * 6
+    assert values["lifetime (end - start)"] == ["6.00"] * 6
