@@ -29,34 +29,40 @@ RTSCAN_HOST_DEVICE bool scan_round_takes(unsigned lane, unsigned offset) {
     return lane >= offset;
 }
 
-// How many tiles back the look-back's `lane` reads at depth `d` in window `window` (1 = the
-// tile just before). A window covers WARP_SIZE * DEPTH predecessors.
-template <int DEPTH>
+// How many entries back the look-back's `lane` (< LANES) reads at depth `d` in window `window`
+// (1 = the entry just before). LANES lanes read in each round: 32 for the warp-parallel walk, 1
+// for the serial walk of the seed's first look-back. A window covers LANES * DEPTH predecessors.
+template <int DEPTH, int LANES = WARP_SIZE>
 RTSCAN_HOST_DEVICE long long lookback_distance(int lane, int d, long long window) {
-    return 1 + lane + WARP_SIZE * d + (long long)(WARP_SIZE * DEPTH) * window;
+    return 1 + lane + LANES * d + (long long)(LANES * DEPTH) * window;
 }
 
 // Where (depth d, lane) sits in a window, 0 being the nearest predecessor: the order in which
 // the nearest finished predecessor is found and in which the fold runs (farthest first).
+template <int LANES = WARP_SIZE>
 RTSCAN_HOST_DEVICE int window_position(int d, int lane) {
-    return WARP_SIZE * d + lane;
+    return LANES * d + lane;
 }
 
-// Consecutive tiles of one sequence form segments of SEGMENT_TILES tiles, one lane per tile in
-// the in-segment scan (the two-level look-back of tile_state.cuh). For the tile at `chunk` in its
-// sequence: its segment's place in the sequence, and its own place in that segment.
+// Consecutive tiles of one sequence form segments of SEGMENT tiles, one lane per tile in the
+// in-segment scan (the two-level look-back of tile_state.cuh); SEGMENT = 1 is the one-level
+// look-back of the seed's kernels. For the tile at `chunk` in its sequence: its segment's place
+// in the sequence, and its own place in that segment.
 constexpr int SEGMENT_TILES = WARP_SIZE;
 
+template <int SEGMENT = SEGMENT_TILES>
 RTSCAN_HOST_DEVICE long long segment_of(long long chunk) {
-    return chunk / SEGMENT_TILES;
+    return chunk / SEGMENT;
 }
 
+template <int SEGMENT = SEGMENT_TILES>
 RTSCAN_HOST_DEVICE int place_in_segment(long long chunk) {
-    return int(chunk % SEGMENT_TILES);
+    return int(chunk % SEGMENT);
 }
 
+template <int SEGMENT = SEGMENT_TILES>
 RTSCAN_HOST_DEVICE long long segments_per_sequence(long long tiles_per_seq) {
-    return (tiles_per_seq + SEGMENT_TILES - 1) / SEGMENT_TILES;
+    return (tiles_per_seq + SEGMENT - 1) / SEGMENT;
 }
 
 }  // namespace rtscan

@@ -22,6 +22,10 @@
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 //   REGISTER_ITEMS of a thread's ITEMS, how many are held in registers (a multiple of VEC)
+//   WALK_LANES     lanes that read predecessors in the look-back: 32 (warp-parallel walk) or 1
+//                  (serial walk, the seed's first look-back; variant lookback_serial)
+//   SEGMENT        tiles per segment of the two-level look-back: 32, or 1 for the seed's one-level
+//                  look-back over tiles (variants lookback_serial and lookback_warp)
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -107,7 +111,8 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS>
+template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
+          int SEGMENT>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -123,6 +128,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int STAGED_TILE = BLOCK_THREADS * STAGED_ITEMS;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
+    static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
+    static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_STAGED_BYTES, "the staged a and b fit in shared memory");
 
     // The staged part of a and b, in dynamic shared memory: the launch passes 2 * STAGED_TILE * 4
@@ -223,11 +230,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
         // The tile's place in its segment, and the segment's index among all segments.
-        const int position = place_in_segment(chunk);
-        const long long segment_position = segment_of(chunk);
-        const long long segment = seq * segments_per_sequence(tiles_per_seq) + segment_position;
+        const int position = place_in_segment<SEGMENT>(chunk);
+        const long long segment_position = segment_of<SEGMENT>(chunk);
+        const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
         const bool has_successor = chunk + 1 < tiles_per_seq;
-        const bool ends_segment = position == SEGMENT_TILES - 1;
+        const bool ends_segment = position == SEGMENT - 1;
 
         // Publish first: later segment mates wait for this aggregate (the last one's is folded
         // into the segment's aggregate instead, and nobody reads it on its own).
@@ -241,7 +248,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (segment_position == 0)
             segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
         else
-            segment_carry = lookback_carry<LOOKBACK_DEPTH>(ws.segments(), segment, segment_position, generation);
+            segment_carry =
+                lookback_carry<LOOKBACK_DEPTH, WALK_LANES>(ws.segments(), segment, segment_position, generation);
         if (lane == 0 && has_successor && ends_segment)
             publish_inclusive(ws.segments(), segment, generation, apply(prefix.through, segment_carry));
         const float carry = position == 0 ? segment_carry : apply(prefix.before, segment_carry);

@@ -162,16 +162,18 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
 // position in its sequence is `position` > 0 (segment 0 starts from h0 and never looks back).
 //
-// A window is 32 * DEPTH predecessors, read with one round of loads: lane l, depth d looks
-// 1 + l + 32 d + 32 DEPTH w segments back in window w (indexing.cuh). DEPTH is the look-back
-// width, a tuning parameter. Lanes whose predecessor would lie before the sequence's first
-// segment read nothing, so no read leaves the descriptor arrays and none touches another
-// sequence's segments. Segment 0 of a sequence publishes its end state whenever a segment
-// follows, and never its aggregate, so the walk waits there rather than passing over it.
-template <int DEPTH>
+// A window is LANES * DEPTH predecessors, read with one round of loads: lane l < LANES, depth d
+// looks 1 + l + LANES d + LANES DEPTH w segments back in window w (indexing.cuh). LANES = 32 is
+// the warp-parallel walk, LANES = 1 the serial walk (one thread, one predecessor per round);
+// DEPTH is a tuning parameter. Lanes at or past LANES, and lanes whose predecessor would lie
+// before the sequence's first segment, read nothing, so no read leaves the descriptor arrays and
+// none touches another sequence's segments. Segment 0 of a sequence publishes its end state
+// whenever a segment follows, and never its aggregate, so the walk waits there rather than
+// passing over it.
+template <int DEPTH, int LANES>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation) {
-    constexpr int SPAN = WARP_SIZE * DEPTH;
+    constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
 
@@ -181,21 +183,23 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
         while (true) {
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
-                const long long distance = lookback_distance<DEPTH>(lane, d, window);
-                seen[d] = distance <= position ? read_predecessor(segments, segment - distance, generation) : nothing;
+                const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
+                const bool reads = lane < LANES && distance <= position;
+                seen[d] = reads ? read_predecessor(segments, segment - distance, generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
             for (int d = DEPTH - 1; d >= 0; --d) {
                 const unsigned finished_lanes = __ballot_sync(0xffffffffu, seen[d].finished);
-                if (finished_lanes) first_finished = window_position(d, __ffs(finished_lanes) - 1);
+                if (finished_lanes) first_finished = window_position<LANES>(d, __ffs(finished_lanes) - 1);
             }
             // Only predecessors nearer than the nearest finished one must show their aggregate.
             bool ready = true;
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
-                const long long distance = lookback_distance<DEPTH>(lane, d, window);
-                const bool needed = distance <= position && window_position(d, lane) < first_finished;
+                const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
+                const bool needed =
+                    lane < LANES && distance <= position && window_position<LANES>(d, lane) < first_finished;
                 ready = ready && (!needed || seen[d].aggregated);
             }
             if (__all_sync(0xffffffffu, ready)) break;
@@ -207,8 +211,8 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
         float state = 0.0f;
 #pragma unroll
         for (int d = 0; d < DEPTH; ++d) {
-            const float candidate = __shfl_sync(0xffffffffu, seen[d].state, first_finished & (WARP_SIZE - 1));
-            if (d == first_finished / WARP_SIZE) state = candidate;
+            const float candidate = __shfl_sync(0xffffffffu, seen[d].state, unsigned(first_finished) % LANES);
+            if (d == first_finished / LANES) state = candidate;
         }
         for (long long nearer = window; nearer >= 0; --nearer) {
             if (nearer != window) {
@@ -217,20 +221,21 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
                 // later read of the same address by the same thread from returning an older value.
 #pragma unroll
                 for (int d = 0; d < DEPTH; ++d)
-                    seen[d] = read_predecessor(segments, segment - lookback_distance<DEPTH>(lane, d, nearer),
-                                              generation);
+                    if (lane < LANES)
+                        seen[d] = read_predecessor(
+                            segments, segment - lookback_distance<DEPTH, LANES>(lane, d, nearer), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
             // independent of `state` and can be issued early: only the fmas form the chain.
             const int start = nearer == window ? first_finished - 1 : SPAN - 1;
 #pragma unroll
             for (int d = DEPTH - 1; d >= 0; --d) {
-                if (window_position(d, 0) > start) continue;  // warp-uniform
+                if (window_position<LANES>(d, 0) > start) continue;  // warp-uniform
 #pragma unroll
-                for (int source = 31; source >= 0; --source) {
+                for (int source = LANES - 1; source >= 0; --source) {
                     const Affine<float> map = {__shfl_sync(0xffffffffu, seen[d].a, source),
                                                __shfl_sync(0xffffffffu, seen[d].b, source)};
-                    if (window_position(d, source) <= start) state = apply(map, state);
+                    if (window_position<LANES>(d, source) <= start) state = apply(map, state);
                 }
             }
         }

@@ -40,7 +40,8 @@ def parse_shape(text: str) -> dict:
         raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1, got {text!r}")
     block, items, registers, min_blocks, depth = match.groups()
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
-            "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1)}
+            "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
+            "walk_lanes": 32, "segment_tiles": 32}  # lookback_regs' warp walk over segments
 
 
 def gpu_folder(device_name: str) -> str:

@@ -69,7 +69,7 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
     arch = _kernels.device_arch(0)
     block, items, registers = fields["block_threads"], fields["items"], fields["register_items"]
     expression = (f"rtscan::lookback_scan_timeline<{block}, {items}, 4, {fields['min_blocks']}, "
-                  f"{fields['lookback_depth']}, {registers}>")
+                  f"{fields['lookback_depth']}, {registers}, {fields['walk_lanes']}, {fields['segment_tiles']}>")
     text = instrument((_compile.kernels_dir() / "lookback.cu").read_text()).encode()
     module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
     function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])

@@ -15,7 +15,9 @@ class LaunchShape:
     vec: int  # 4: float4 loads and stores; 1: scalar, any stride
     min_blocks: int  # blocks per SM the register allocation must allow (__launch_bounds__)
     lookback_depth: int  # predecessors per lane per look-back round (window = 32 * depth)
-    register_items: int = 0  # of a thread's `items`, how many are held in registers instead of staged
+    register_items: int  # of a thread's `items`, how many are held in registers instead of staged
+    walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk)
+    segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
 
     @property
     def tile(self) -> int:
@@ -28,15 +30,19 @@ class LaunchShape:
 
 
 def _shape(entry: dict, vec: int) -> LaunchShape:
+    """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
+    a number of steps not divisible by 4 has only the scalar form."""
+    if entry["items"] % 4 or entry["register_items"] % 4:
+        vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
-                       entry["register_items"])
+                       entry["register_items"], entry["walk_lanes"], entry["segment_tiles"])
 
 
 @dataclass(frozen=True)
 class Variant:
     name: str
     source: str          # file under kernels_cu/
-    template: str        # C++ template<block_threads, items, vec, min_blocks, lookback_depth, register_items>
+    template: str        # C++ template, instantiated with the LaunchShape fields in order
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
@@ -46,7 +52,7 @@ class Variant:
         sequence fills one long tile, else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         long_shape = _shape(entry["long"], 4)
-        if vec == 4 and length >= long_shape.tile:
+        if vec == 4 and long_shape.vec == 4 and length >= long_shape.tile:
             return long_shape
         return _shape(entry["short"], vec)
 
@@ -58,20 +64,39 @@ class Variant:
 
     def name_expression(self, shape: LaunchShape) -> str:
         return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
-                f"{shape.lookback_depth}, {shape.register_items}>")
+                f"{shape.lookback_depth}, {shape.register_items}, {shape.walk_lanes}, {shape.segment_tiles}>")
 
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
         """Bytes the variant moves through device memory: read a and b, write h, once each."""
         return 3 * itemsize * elements
 
 
+_LOOKBACK = "single-pass decoupled look-back"
 VARIANTS = {
+    "lookback_serial": Variant(
+        name="lookback_serial",
+        source="lookback.cu",
+        template="rtscan::lookback_scan",
+        description=f"{_LOOKBACK} as the seed's first version: one step per thread, one-level look-back over "
+                    "tiles in which one thread reads one predecessor per round",
+        passes=1,
+        table=tuning.LOOKBACK_SERIAL,
+    ),
+    "lookback_warp": Variant(
+        name="lookback_warp",
+        source="lookback.cu",
+        template="rtscan::lookback_scan",
+        description=f"{_LOOKBACK} as the seed's second version: one step per thread, one-level look-back over "
+                    "tiles in which a warp reads 32 predecessors per round",
+        passes=1,
+        table=tuning.LOOKBACK_WARP,
+    ),
     "lookback_regs": Variant(
         name="lookback_regs",
         source="lookback.cu",
         template="rtscan::lookback_scan",
-        description="single-pass decoupled look-back; several items per thread, staged through shared "
-                    "memory by cp.async and scanned in registers; warp-parallel look-back; deterministic carry",
+        description=f"{_LOOKBACK}: several steps per thread, staged through shared memory by cp.async and "
+                    "registers, scanned in registers; two-level look-back over segments of 32 tiles read by a warp",
         passes=1,
         table=tuning.LOOKBACK_REGS,
     ),

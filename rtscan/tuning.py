@@ -18,6 +18,7 @@ from .errors import UnsupportedError
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
+    "walk_lanes": 32, "segment_tiles": 32,
     "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
               "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/bench-2026-11-29.txt's run)",
@@ -31,12 +32,23 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "long": {
             "block_threads": 256, "items": 48, "min_blocks": 3, "lookback_depth": 1, "register_items": 16,
+            "walk_lanes": 32, "segment_tiles": 32,
             "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/register-items-2026-11-30.txt: "
                       "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663)",
         },
         "short": _SHORT_SM90,
     },
 }
+
+
+# The seed's first two look-backs: one step per thread, a one-level look-back over tiles, walked
+# by one thread (serial) or by a warp. Their shapes are the seed's, not tuned: these variants are
+# the baselines the tuned kernel is measured against. min_blocks 4: 48-53 registers, no spills
+# (ptxas, sm_90); 8 blocks would cap them at 32 registers and spill.
+_SEED_LOOKBACK = {"block_threads": 256, "items": 1, "min_blocks": 4, "lookback_depth": 1, "register_items": 0,
+                  "segment_tiles": 1, "source": "the seed's shape (one step per thread), not measured"}
+LOOKBACK_SERIAL = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=1) for kind in ("long", "short")}}
+LOOKBACK_WARP = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=32) for kind in ("long", "short")}}
 
 
 def _arch_number(arch: str) -> int:

@@ -28,9 +28,11 @@ COMPILER = shutil.which("g++") or shutil.which("c++")
 pytestmark = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (g++ or c++) to build the mirror")
 
 MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "lookback_mirror.cpp"
-# Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items, vec, depth)
-SHAPES = {0: (256, 16, 4, 1), 1: (256, 16, 1, 1), 2: (64, 8, 4, 2), 3: (64, 8, 1, 4), 4: (32, 2, 1, 2),
-          5: (256, 48, 4, 1)}
+# Launch shapes compiled into the mirror (see rtscan_mirror_scan):
+# id -> (block_threads, items, vec, depth, walk lanes, tiles per segment)
+SHAPES = {0: (256, 16, 4, 1, 32, 32), 1: (256, 16, 1, 1, 32, 32), 2: (64, 8, 4, 2, 32, 32), 3: (64, 8, 1, 4, 32, 32),
+          4: (32, 2, 1, 2, 32, 32), 5: (256, 48, 4, 1, 32, 32), 6: (64, 1, 1, 1, 1, 1), 7: (64, 1, 1, 2, 32, 1),
+          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1)}
 SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
 FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 
@@ -44,11 +46,11 @@ BROKEN_TWINS = {
     "warp_span_off_by_one": ("indexing.cuh", "return warp * WARP_SIZE * ITEMS;",
                              "return warp * WARP_SIZE * ITEMS + 1;"),
     "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;"),
-    "lookback_skips_nearest": ("indexing.cuh", "return 1 + lane + WARP_SIZE * d", "return 2 + lane + WARP_SIZE * d"),
-    "window_position_off_by_one": ("indexing.cuh", "return WARP_SIZE * d + lane;", "return WARP_SIZE * d + lane + 1;"),
-    "segment_place_off_by_one": ("indexing.cuh", "return int(chunk % SEGMENT_TILES);",
-                                 "return int((chunk + 1) % SEGMENT_TILES);"),
-    "segment_of_off_by_one": ("indexing.cuh", "return chunk / SEGMENT_TILES;", "return (chunk + 1) / SEGMENT_TILES;"),
+    "lookback_skips_nearest": ("indexing.cuh", "return 1 + lane + LANES * d", "return 2 + lane + LANES * d"),
+    "window_position_off_by_one": ("indexing.cuh", "return LANES * d + lane;", "return LANES * d + lane + 1;"),
+    "segment_place_off_by_one": ("indexing.cuh", "return int(chunk % SEGMENT);",
+                                 "return int((chunk + 1) % SEGMENT);"),
+    "segment_of_off_by_one": ("indexing.cuh", "return chunk / SEGMENT;", "return (chunk + 1) / SEGMENT;"),
     "batch_axes_forward": ("seq_layout.cuh", "for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {",
                            "for (int axis = 0; axis < int(layout.batch_rank); ++axis) {"),
     "batch_index_off_by_one": ("seq_layout.cuh", "const long long index = seq % size;",
@@ -102,7 +104,7 @@ def draw(rng, shape, exact=False):
 
 
 def tile_of(shape_id):
-    block_threads, items, _, _ = SHAPES[shape_id]
+    block_threads, items = SHAPES[shape_id][:2]
     return block_threads * items
 
 
@@ -128,6 +130,12 @@ def cases():
         (0, (3 * big + 1,), -1, False, False),
         (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),
+        # the seed's one-level look-backs: serial (6) and warp (7) walks over 64-step tiles, a warp
+        # window of 64 tiles crossed; the 256-step tiles of their tuning entries (8, 9)
+        (6, (300 * tile_of(6) + 17,), -1, False, True),
+        (7, (2, 150 * tile_of(7) + 3), -1, True, False),
+        (8, (40 * tile_of(8) + 7,), -1, True, True),
+        (9, (3, 33 * tile_of(9) - 1), -1, False, True),
     ]
 
 
@@ -183,18 +191,20 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("path,tiles", [("long", 1), ("long", 3), ("long", 40), ("short", 2),
-                                        ("scalar", 1), ("scalar", 3), ("scalar", 40)])
-def test_gpu_equals_mirror_bitwise(mirror, path, tiles):
+@pytest.mark.parametrize("name,path,tiles", [
+    ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
+    ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
+    ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
+def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
     the GPU's launch shapes: long (16-byte path, long sequences), short (16-byte path, sequences
-    shorter than a long tile) and scalar (strided input)."""
+    shorter than a long tile) and scalar (strided input), and the seed's one-level look-backs."""
     import torch
 
     import rtscan
     from rtscan import _kernels, registry
 
-    variant = registry.resolve("auto")
+    variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     vec = 1 if path == "scalar" else 4
     long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
@@ -204,7 +214,8 @@ def test_gpu_equals_mirror_bitwise(mirror, path, tiles):
     else:
         length = tiles * variant.launch_shape(arch, "float32", vec, 1 << 40).tile + (124 if vec == 4 else 123)
     shape = variant.launch_shape(arch, "float32", vec, length)
-    wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth)
+    wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes,
+              shape.segment_tiles)
     shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
     if shape_id is None:
         pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
@@ -215,6 +226,6 @@ def test_gpu_equals_mirror_bitwise(mirror, path, tiles):
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
     a, b = draw(np.random.default_rng(), (2, length))
-    gpu = rtscan.scan(on_gpu(a), on_gpu(b)).cpu().numpy()
+    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=name).cpu().numpy()
     cpu = mirror_scan(mirror, shape_id, a, b)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

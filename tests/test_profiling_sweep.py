@@ -24,10 +24,11 @@ def sweep():
 
 
 def test_parse_shape(sweep):
+    protocol = {"walk_lanes": 32, "segment_tiles": 32}
     assert sweep.parse_shape("256x48r16") == {"block_threads": 256, "items": 48, "register_items": 16,
-                                              "min_blocks": 3, "lookback_depth": 1}
+                                              "min_blocks": 3, "lookback_depth": 1, **protocol}
     assert sweep.parse_shape("128x32b6d2") == {"block_threads": 128, "items": 32, "register_items": 0,
-                                               "min_blocks": 6, "lookback_depth": 2}
+                                               "min_blocks": 6, "lookback_depth": 2, **protocol}
     for bad in ("256", "256x", "x48", "256x48q2", "256*48"):
         with pytest.raises(ValueError, match="shape must look like"):
             sweep.parse_shape(bad)

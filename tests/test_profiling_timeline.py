@@ -25,7 +25,7 @@ def timeline():
 def test_instrumented_kernel_compiles(timeline):
     text = timeline.instrument((_compile.kernels_dir() / "lookback.cu").read_text())
     assert text.count("stamp()") == 6  # the helper's definition is not a call: five stamps and `started`
-    expression = "rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16>"
+    expression = "rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32>"
     module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch="sm_90"),
                                     text=text.encode())
     assert module.cubin and module.lowered_names[expression].startswith("_Z")

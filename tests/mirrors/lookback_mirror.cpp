@@ -100,8 +100,10 @@ struct Descriptors {
 // The aggregate of the tile at `mate` in its sequence, as segment_prefix reads it for the tile at
 // `chunk` (`first_tile` = the ticket of the sequence's tile 0). Only an earlier tile of the same
 // segment is one the kernel may wait for; anything else is a broken twin's read.
+template <int SEGMENT>
 Map mate_aggregate(const Descriptors& published, long long first_tile, long long chunk, long long mate) {
-    const bool readable = mate >= 0 && mate < chunk && rtscan::segment_of(mate) == rtscan::segment_of(chunk) &&
+    const bool readable = mate >= 0 && mate < chunk &&
+                          rtscan::segment_of<SEGMENT>(mate) == rtscan::segment_of<SEGMENT>(chunk) &&
                           published.tile_published[first_tile + mate];
     return readable ? published.tile_aggregate[first_tile + mate] : Map{NOT_PUBLISHED, NOT_PUBLISHED};
 }
@@ -113,47 +115,49 @@ struct SegmentPrefix {
 
 // segment_prefix: lanes below `position` hold the segment mates' aggregates, lane `position` the
 // tile's own map, the rest the identity; one warp scan composes them.
+template <int SEGMENT>
 SegmentPrefix segment_prefix(const Descriptors& published, long long first_tile, long long chunk, int position,
                              Map own) {
     Map lanes[WARP];
     for (int lane = 0; lane < WARP; ++lane)
-        lanes[lane] = lane < position    ? mate_aggregate(published, first_tile, chunk, chunk - position + lane)
+        lanes[lane] = lane < position ? mate_aggregate<SEGMENT>(published, first_tile, chunk, chunk - position + lane)
                       : lane == position ? own
                                          : affine_identity<float>();
     warp_inclusive_scan(lanes);
     return {position == 0 ? affine_identity<float>() : shuffle(lanes, position - 1), shuffle(lanes, position)};
 }
 
-// The look-back of segment `segment`, at `position` > 0 in its sequence, as lookback_carry<DEPTH>
-// runs it over the segment descriptors.
-template <int DEPTH>
+// The look-back of segment `segment`, at `position` > 0 in its sequence, as lookback_carry<DEPTH,
+// LANES> runs it over the segment descriptors (LANES lanes read: 32, or 1 for the serial walk).
+template <int DEPTH, int LANES>
 float lookback_carry(const Descriptors& published, long long segment, long long position) {
-    constexpr int SPAN = WARP * DEPTH;
+    constexpr int SPAN = LANES * DEPTH;
     for (long long window = 0;; ++window) {
         // Past the sequence's first segment with nothing found: only a broken twin gets here (the
         // kernel would spin forever); NaN makes it fail instead of hang.
-        if (rtscan::lookback_distance<DEPTH>(0, 0, window) > position) return NOT_PUBLISHED;
+        if (rtscan::lookback_distance<DEPTH, LANES>(0, 0, window) > position) return NOT_PUBLISHED;
         // As the kernel's ballots: the lowest lane with a finished segment, at the lowest such depth.
         int first_finished = SPAN;
         for (int d = DEPTH - 1; d >= 0; --d)
-            for (int lane = 0; lane < WARP; ++lane) {
-                const long long distance = rtscan::lookback_distance<DEPTH>(lane, d, window);
+            for (int lane = 0; lane < LANES; ++lane) {
+                const long long distance = rtscan::lookback_distance<DEPTH, LANES>(lane, d, window);
                 if (distance <= position && published.finished(segment - distance)) {
-                    first_finished = rtscan::window_position(d, lane);
+                    first_finished = rtscan::window_position<LANES>(d, lane);
                     break;
                 }
             }
         if (first_finished == SPAN) continue;
-        const int finished_depth = first_finished / WARP, finished_lane = first_finished % WARP;
-        const long long finished = segment - rtscan::lookback_distance<DEPTH>(finished_lane, finished_depth, window);
+        const int finished_depth = first_finished / LANES, finished_lane = first_finished % LANES;
+        const long long finished =
+            segment - rtscan::lookback_distance<DEPTH, LANES>(finished_lane, finished_depth, window);
         float state = published.inclusive(finished);
         for (long long nearer = window; nearer >= 0; --nearer) {
             const int start = nearer == window ? first_finished - 1 : SPAN - 1;
             for (int d = DEPTH - 1; d >= 0; --d) {
-                if (rtscan::window_position(d, 0) > start) continue;
-                for (int source = WARP - 1; source >= 0; --source)
-                    if (rtscan::window_position(d, source) <= start) {
-                        const long long passed = segment - rtscan::lookback_distance<DEPTH>(source, d, nearer);
+                if (rtscan::window_position<LANES>(d, 0) > start) continue;
+                for (int source = LANES - 1; source >= 0; --source)
+                    if (rtscan::window_position<LANES>(d, source) <= start) {
+                        const long long passed = segment - rtscan::lookback_distance<DEPTH, LANES>(source, d, nearer);
                         state = apply(published.aggregate(passed), state);
                     }
             }
@@ -162,7 +166,7 @@ float lookback_carry(const Descriptors& published, long long segment, long long 
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH>
+template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES>
 void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                  double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
@@ -213,20 +217,20 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
             const Map tile_map = warps_inclusive[WARPS - 1];
 
             // The two-level carry, in the kernel's order of publications and reads.
-            const int position = rtscan::place_in_segment(chunk);
-            const long long segment_position = rtscan::segment_of(chunk);
-            const long long segment = seq * rtscan::segments_per_sequence(tiles_per_seq) + segment_position;
+            const int position = rtscan::place_in_segment<SEGMENT>(chunk);
+            const long long segment_position = rtscan::segment_of<SEGMENT>(chunk);
+            const long long segment = seq * rtscan::segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
             const bool has_successor = chunk + 1 < tiles_per_seq;
-            const bool ends_segment = position == rtscan::SEGMENT_TILES - 1;
+            const bool ends_segment = position == SEGMENT - 1;
             // A segment index past the arrays would be a broken twin's write out of bounds: dropped,
             // so its readers see NaN.
             const bool publishes_segment = has_successor && ends_segment && published.segment_in_range(segment);
             if (has_successor && !ends_segment) published.publish_tile(first_tile + chunk, tile_map);
-            const SegmentPrefix prefix = segment_prefix(published, first_tile, chunk, position, tile_map);
+            const SegmentPrefix prefix = segment_prefix<SEGMENT>(published, first_tile, chunk, position, tile_map);
             if (publishes_segment) published.publish_aggregate(segment, prefix.through);
             const float segment_carry = segment_position == 0
                                             ? (h0 != nullptr ? h0[seq] : 0.0f)
-                                            : lookback_carry<DEPTH>(published, segment, segment_position);
+                                            : lookback_carry<DEPTH, LANES>(published, segment, segment_position);
             // Segment 0 never looks back, and the look-back counts on finding its end state (the walk
             // ends there at the latest); any other segment may or may not be seen finished yet.
             if (publishes_segment)
@@ -259,7 +263,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // (where the steps are held does not change the arithmetic, so register_items has no twin); 2 and 3
 // are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span many tiles; 4
 // has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
-// look-back over segments crosses windows.
+// look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
+// per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9 the
+// same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -270,6 +276,10 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 3: mirror_scan<64, 8, 1, 4>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 4: mirror_scan<32, 2, 1, 2>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 5: mirror_scan<256, 48, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 6: mirror_scan<64, 1, 1, 1, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 7: mirror_scan<64, 1, 1, 2, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 8: mirror_scan<256, 1, 1, 1, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 9: mirror_scan<256, 1, 1, 1, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
