@@ -170,7 +170,7 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // none touches another sequence's segments. Segment 0 of a sequence publishes its end state
 // whenever a segment follows, and never its aggregate, so the walk waits there rather than
 // passing over it.
-template <int DEPTH, int LANES>
+template <int DEPTH, int LANES = WARP_SIZE>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
