@@ -1,0 +1,71 @@
+"""Every registered variant on the GPU against the float64 reference, around its own tile and
+segment edges, in every layout, and bitwise deterministic over repeated runs. (test_scan_gpu.py
+covers `auto` in more depth: regimes, NaN and Inf, resets.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _gpu import cuda, guarded_out, regime, scan_and_check, torch
+from rtscan import registry
+
+pytestmark = pytest.mark.gpu
+
+MODES = ["contiguous", "misaligned", "reverse_h0", "time_strided", "batch"]
+
+
+def variant_lengths(name: str) -> list[int]:
+    """Lengths around the tile and segment edges of each of the variant's sm_90 shapes."""
+    variant = registry.resolve(name)
+    lengths = {1, 2, 31, 33, 997}
+    for shape in variant.launch_shapes("sm_90", "float32"):
+        for k in (1, 2, shape.segment_tiles, shape.segment_tiles + 1, 2 * shape.segment_tiles + 3):
+            lengths |= {k * shape.tile - 1, k * shape.tile, k * shape.tile + 1}
+    return sorted(lengths)
+
+
+CASES = [pytest.param(name, length, id=f"{name}-{length}") for name in registry.VARIANTS
+         for length in variant_lengths(name)]
+
+
+def run(rng, name: str, mode: str, length: int):
+    what = f"{name} {mode} L={length}"
+    a_np, b_np = regime(rng, "mixed", (3, length) if mode in ("batch", "time_strided") else (length,))
+    if mode == "time_strided":  # time on dim 0 of (L, 3)
+        scan_and_check(cuda(a_np.T.copy()), cuda(b_np.T.copy()), dim=0, variant=name, what=what)
+    elif mode == "batch":
+        h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
+        scan_and_check(cuda(a_np), cuda(b_np), h0=h0, variant=name, what=what)
+    else:
+        offset = 1 if mode == "misaligned" else 0  # a[1:]: not 16-byte aligned, the scalar path
+        a = cuda(np.concatenate([[0.5] * offset, a_np]).astype(np.float32))[offset:]
+        b = cuda(np.concatenate([[0.5] * offset, b_np]).astype(np.float32))[offset:]
+        h0 = cuda(rng.uniform(-2, 2, ()).astype(np.float32)) if mode == "reverse_h0" else None
+        out, outside_untouched = guarded_out(length, 64 + offset)
+        scan_and_check(a, b, h0=h0, reverse=mode == "reverse_h0", out=out, variant=name, what=what)
+        outside_untouched()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name,length", CASES)
+def test_variant_against_reference(rng, name, length, mode):
+    run(rng, name, mode, length)
+
+
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+def test_variant_is_bitwise_deterministic(rng, name):
+    """50 runs on fresh poison, equal bits. Many segments, so each run's look-back finds its own
+    pattern of finished predecessors (correctness at these sizes is the other tests' job)."""
+    import rtscan
+
+    shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
+    a_np, b_np = regime(rng, "decay", (70 * shape.segment_tiles * shape.tile + 5,))
+    a, b = cuda(a_np), cuda(b_np)
+    first = rtscan.scan(a, b, out=torch.full_like(a, float("nan")), variant=name)
+    assert not bool(torch.isnan(first).any()), f"{name}: steps left unwritten"
+    out = torch.empty_like(a)
+    for index in range(1, 51):
+        out.fill_(float("nan"))
+        rtscan.scan(a, b, out=out, variant=name)
+        assert torch.equal(out, first), f"{name}: run {index} differs from the first"
