@@ -28,6 +28,7 @@
 //                  look-back over tiles (variants lookback_serial and lookback_warp)
 #include "affine.cuh"
 #include "indexing.cuh"
+#include "perturb.cuh"
 #include "seq_layout.cuh"
 #include "tile_state.cuh"
 #include "warp_scan.cuh"
@@ -238,12 +239,14 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 
         // Publish first: later segment mates wait for this aggregate (the last one's is folded
         // into the segment's aggregate instead, and nobody reads it on its own).
+        perturb(tile, 0);
         if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
         const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
         // A sequence's first segment publishes only its end state (its carry is h0, known at
         // once): a look-back that saw its aggregate alone would walk on past the sequence start.
         if (lane == 0 && has_successor && ends_segment && segment_position > 0)
             publish_aggregate(ws.segments(), segment, generation, prefix.through);
+        perturb(tile, 1);
         float segment_carry;  // the state just before this segment
         if (segment_position == 0)
             segment_carry = h0 != nullptr ? h0[seq] : 0.0f;

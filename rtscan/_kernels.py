@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -11,8 +12,22 @@ from .registry import LaunchShape, Variant
 
 _lock = threading.Lock()
 _modules: dict[tuple, _compile.CompiledModule] = {}   # (variant, arch, shapes) -> cubin
-_functions: dict[tuple, Any] = {}                     # (device, variant, shape) -> CUfunction
+_functions: dict[tuple, Any] = {}                     # (device, variant, shape, defines) -> CUfunction
 _device_arch: dict[int, str] = {}
+_defines: tuple[tuple[str, str], ...] = ()            # extra -D for every compile; see compiled_with
+
+
+@contextlib.contextmanager
+def compiled_with(defines: tuple[tuple[str, str], ...]):
+    """Within the block, kernels are compiled and loaded with these extra -D definitions (kept
+    apart from the normal ones). For tests only: e.g. (("RTSCAN_PERTURB_SEED", "3"),) builds the
+    timing perturbation of kernels_cu/perturb.cuh. Not thread-safe: one test at a time."""
+    global _defines
+    saved, _defines = _defines, tuple(defines)
+    try:
+        yield
+    finally:
+        _defines = saved
 
 
 def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[LaunchShape, ...]:
@@ -22,7 +37,7 @@ def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[Lau
 def compile_variant(variant: Variant, arch: str, options: _compile.CompileOptions | None = None
                     ) -> _compile.CompiledModule:
     """All launch shapes of `variant` for `arch` in one NVRTC program (cached on disk)."""
-    options = options or _compile.CompileOptions(arch=arch)
+    options = options or _compile.CompileOptions(arch=arch, defines=_defines)
     shapes = shapes_for(variant, arch)
     key = (variant.name, arch, shapes, options)
     module = _modules.get(key)
@@ -54,7 +69,7 @@ def _prepare(device: int, loaded: Any, shape: LaunchShape) -> None:
 
 def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
     """The loaded kernel for this device; the device's context must be current."""
-    key = (device, variant.name, shape)
+    key = (device, variant.name, shape, _defines)
     loaded = _functions.get(key)
     if loaded is None:
         module = compile_variant(variant, device_arch(device))  # takes _lock itself
@@ -66,6 +81,6 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
                     name = module.lowered_names[variant.name_expression(s)]
                     kernel = _driver.get_function(handle, name)
                     _prepare(device, kernel, s)
-                    _functions[(device, variant.name, s)] = kernel
+                    _functions[(device, variant.name, s, _defines)] = kernel
                 loaded = _functions[key]
     return loaded

@@ -138,3 +138,13 @@ def test_kernels_dir_holds_the_sources():
 def test_nvrtc_version():
     major, minor = _compile.nvrtc_version()
     assert major >= 12 and minor >= 0
+
+
+def test_perturbed_build_compiles_apart_from_the_normal_one():
+    """kernels_cu/perturb.cuh's test-only sleeps compile, and their module is kept apart."""
+    variant = VARIANTS["lookback_regs"]
+    normal = _kernels.compile_variant(variant, "sm_90")
+    with _kernels.compiled_with((("RTSCAN_PERTURB_SEED", "5"),)):
+        perturbed = _kernels.compile_variant(variant, "sm_90")
+    assert perturbed.cubin != normal.cubin
+    assert _kernels.compile_variant(variant, "sm_90") is normal  # the normal build again outside the block

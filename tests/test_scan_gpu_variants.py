@@ -53,19 +53,44 @@ def test_variant_against_reference(rng, name, length, mode):
     run(rng, name, mode, length)
 
 
-@pytest.mark.parametrize("name", list(registry.VARIANTS))
-def test_variant_is_bitwise_deterministic(rng, name):
-    """50 runs on fresh poison, equal bits. Many segments, so each run's look-back finds its own
-    pattern of finished predecessors (correctness at these sizes is the other tests' job)."""
-    import rtscan
-
+def many_segments(rng, name):
+    """Inputs spanning 70 segments of the variant's long shape: each run's look-back then finds
+    its own pattern of finished predecessors (correctness at these sizes is the other tests' job)."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
     a_np, b_np = regime(rng, "decay", (70 * shape.segment_tiles * shape.tile + 5,))
-    a, b = cuda(a_np), cuda(b_np)
-    first = rtscan.scan(a, b, out=torch.full_like(a, float("nan")), variant=name)
-    assert not bool(torch.isnan(first).any()), f"{name}: steps left unwritten"
+    return cuda(a_np), cuda(b_np)
+
+
+def assert_runs_equal(a, b, name, expected, runs, what):
+    import rtscan
+
     out = torch.empty_like(a)
-    for index in range(1, 51):
+    for index in range(runs):
         out.fill_(float("nan"))
         rtscan.scan(a, b, out=out, variant=name)
-        assert torch.equal(out, first), f"{name}: run {index} differs from the first"
+        assert torch.equal(out, expected), f"{name}: {what} run {index + 1} differs from the first"
+
+
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+def test_variant_is_bitwise_deterministic(rng, name):
+    """100 runs on fresh poison give the first run's bits."""
+    import rtscan
+
+    a, b = many_segments(rng, name)
+    first = rtscan.scan(a, b, out=torch.full_like(a, float("nan")), variant=name)
+    assert not bool(torch.isnan(first).any()), f"{name}: steps left unwritten"
+    assert_runs_equal(a, b, name, first, 100, "plain")
+
+
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_perturbed_timing_gives_the_same_bits(rng, name, seed):
+    """Kernels built with kernels_cu/perturb.cuh's random sleeps (a different pattern of finished
+    predecessors per seed) give the unperturbed kernel's bits, 12 runs per seed."""
+    import rtscan
+    from rtscan import _kernels
+
+    a, b = many_segments(rng, name)
+    expected = rtscan.scan(a, b, variant=name)
+    with _kernels.compiled_with((("RTSCAN_PERTURB_SEED", str(seed)),)):
+        assert_runs_equal(a, b, name, expected, 12, f"perturbed (seed {seed})")
