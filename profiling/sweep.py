@@ -101,11 +101,11 @@ def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
         for number, fields in enumerate(shapes, 1):
             variant.table[key] = {"long": dict(fields, source="sweep candidate"), "short": base["short"]}
             shape = variant.launch_shape(arch, "float32", 4, largest)
-            row = {**fields, "tile": shape.tile, "shared_bytes": shape.shared_bytes}
+            row = {**fields, "tile": shape.tile, "shared_bytes": variant.shared_bytes(shape)}
             try:
                 function = _kernels.function(0, variant, shape)
                 row["blocks_per_sm"] = _driver.resident_blocks_per_sm(function, shape.block_threads,
-                                                                      shape.shared_bytes)
+                                                                      variant.shared_bytes(shape))
                 check_a, check_b, check_out = (_Prefix(x.pointer, CHECK_STEPS) for x in (a, b, out))
                 runs = []
                 for _ in range(2):

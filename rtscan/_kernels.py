@@ -58,13 +58,14 @@ def device_arch(device: int) -> str:
     return arch
 
 
-def _prepare(device: int, loaded: Any, shape: LaunchShape) -> None:
+def _prepare(device: int, loaded: Any, variant: Variant, shape: LaunchShape) -> None:
     """Opt the function in to its shared memory; refuse a shape that cannot run on this device."""
     limit = _driver.device_attribute(device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
-    if shape.shared_bytes > limit:
-        raise UnsupportedError(f"launch shape {shape} needs {shape.shared_bytes} bytes of shared memory per "
+    needed = variant.shared_bytes(shape)
+    if needed > limit:
+        raise UnsupportedError(f"launch shape {shape} needs {needed} bytes of shared memory per "
                                f"block; {device_arch(device)} allows {limit}")
-    _driver.allow_shared_memory(loaded, shape.shared_bytes)
+    _driver.allow_shared_memory(loaded, needed)
 
 
 def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
@@ -80,7 +81,7 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
                 for s in shapes_for(variant, device_arch(device)):
                     name = module.lowered_names[variant.name_expression(s)]
                     kernel = _driver.get_function(handle, name)
-                    _prepare(device, kernel, s)
+                    _prepare(device, kernel, variant, s)
                     _functions[(device, variant.name, s, _defines)] = kernel
                 loaded = _functions[key]
     return loaded

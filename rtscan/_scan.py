@@ -146,7 +146,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
         ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
     )
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
-    _driver.launch(function, num_tiles, shape.block_threads, shape.shared_bytes, stream_handle,
+    _driver.launch(function, num_tiles, shape.block_threads, chosen.shared_bytes(shape), stream_handle,
                    ctypes.addressof(pointers))
 
 

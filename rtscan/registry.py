@@ -4,6 +4,7 @@ memory-traffic model (bytes moved per element, the number the bandwidth figures 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from . import tuning
 
@@ -23,10 +24,19 @@ class LaunchShape:
     def tile(self) -> int:
         return self.block_threads * self.items
 
-    @property
-    def shared_bytes(self) -> int:
-        """Dynamic shared memory of one block: a and b of the staged part of one float32 tile."""
-        return 2 * 4 * self.block_threads * (self.items - self.register_items)
+
+# The template arguments of lookback_scan, as LaunchShape fields in order.
+LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
+                      "segment_tiles")
+
+
+def no_dynamic_shared(shape: LaunchShape) -> int:
+    return 0
+
+
+def staged_tile_bytes(shape: LaunchShape) -> int:
+    """lookback_scan's dynamic shared memory: a and b of the staged part of one float32 tile."""
+    return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
 def _shape(entry: dict, vec: int) -> LaunchShape:
@@ -46,6 +56,11 @@ class Variant:
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
+    arguments: tuple[str, ...] = LOOKBACK_ARGUMENTS  # LaunchShape fields, in template order
+    dynamic_shared: Callable[[LaunchShape], int] = staged_tile_bytes  # bytes one block's launch passes
+
+    def shared_bytes(self, shape: LaunchShape) -> int:
+        return self.dynamic_shared(shape)
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int) -> LaunchShape:
         """The shape for sequences of `length` steps: the long shape on the 16-byte path once a
@@ -63,8 +78,7 @@ class Variant:
         return tuple(dict.fromkeys(shapes))
 
     def name_expression(self, shape: LaunchShape) -> str:
-        return (f"{self.template}<{shape.block_threads}, {shape.items}, {shape.vec}, {shape.min_blocks}, "
-                f"{shape.lookback_depth}, {shape.register_items}, {shape.walk_lanes}, {shape.segment_tiles}>")
+        return f"{self.template}<{', '.join(str(getattr(shape, field)) for field in self.arguments)}>"
 
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
         """Bytes the variant moves through device memory: read a and b, write h, once each."""
@@ -99,6 +113,18 @@ VARIANTS = {
                     "registers, scanned in registers; two-level look-back over segments of 32 tiles read by a warp",
         passes=1,
         table=tuning.LOOKBACK_REGS,
+    ),
+    "hillis_steele": Variant(
+        name="hillis_steele",
+        source="hillis_steele.cu",
+        template="rtscan::hillis_steele_scan",
+        description="Hillis-Steele (step-efficient, log-step) scan of each tile, one step per thread in "
+                    "registers: warp shuffles, then log-step rounds across the warps; tiles joined by the "
+                    "two-level look-back",
+        passes=1,
+        table=tuning.HILLIS_STEELE,
+        arguments=("block_threads", "vec", "min_blocks", "lookback_depth"),
+        dynamic_shared=no_dynamic_shared,
     ),
 }
 

@@ -51,6 +51,15 @@ LOOKBACK_SERIAL = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=
 LOOKBACK_WARP = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=32) for kind in ("long", "short")}}
 
 
+# Hillis-Steele, register-resident: one step per thread, log-step scans across the tile, tiles
+# joined by lookback_regs' two-level look-back. Not measured; min_blocks 3 at 512 threads caps it at
+# 40 registers, spill-free on sm_80-sm_100 (ptxas, tests/test_hillis_steele_mirror.py).
+HILLIS_STEELE = {("sm_80", "float32"): {kind: {
+    "block_threads": 512, "items": 1, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
+    "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
+} for kind in ("long", "short")}}
+
+
 def _arch_number(arch: str) -> int:
     match = re.match(r"^sm_(\d+)", arch)
     if not match:
