@@ -34,6 +34,13 @@ def no_dynamic_shared(shape: LaunchShape) -> int:
     return 0
 
 
+def blelloch_tree_bytes(shape: LaunchShape) -> int:
+    """blelloch_scan's dynamic shared memory: a padded tree of maps over the tile rounded up to a
+    power of two, one pad slot per 32 and per 1024 slots (kernels_cu/blelloch_tree.cuh)."""
+    leaves = 1 << (shape.tile - 1).bit_length()
+    return 8 * (leaves + (leaves - 1) // 32 + (leaves - 1) // 1024)
+
+
 def staged_tile_bytes(shape: LaunchShape) -> int:
     """lookback_scan's dynamic shared memory: a and b of the staged part of one float32 tile."""
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
@@ -125,6 +132,17 @@ VARIANTS = {
         table=tuning.HILLIS_STEELE,
         arguments=("block_threads", "vec", "min_blocks", "lookback_depth"),
         dynamic_shared=no_dynamic_shared,
+    ),
+    "blelloch": Variant(
+        name="blelloch",
+        source="blelloch.cu",
+        template="rtscan::blelloch_scan",
+        description="Blelloch's work-efficient up-sweep and down-sweep over a padded tree in shared memory "
+                    "for each tile; tiles joined by the two-level look-back",
+        passes=1,
+        table=tuning.BLELLOCH,
+        arguments=("block_threads", "items", "vec", "min_blocks", "lookback_depth"),
+        dynamic_shared=blelloch_tree_bytes,
     ),
 }
 

@@ -60,6 +60,15 @@ HILLIS_STEELE = {("sm_80", "float32"): {kind: {
 } for kind in ("long", "short")}}
 
 
+# Blelloch: the work-efficient tree in shared memory, tiles joined by lookback_regs' two-level
+# look-back. Not measured; 256 x 8 at min_blocks 3 is spill-free on sm_80-sm_100 (ptxas,
+# reported with tests/test_blelloch_mirror.py; min_blocks 4 spilled 12 B on sm_100 with VEC 1).
+BLELLOCH = {("sm_80", "float32"): {kind: {
+    "block_threads": 256, "items": 8, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
+    "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
+} for kind in ("long", "short")}}
+
+
 def _arch_number(arch: str) -> int:
     match = re.match(r"^sm_(\d+)", arch)
     if not match:
