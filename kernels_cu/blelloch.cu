@@ -40,78 +40,10 @@
 #include "blelloch_tree.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
+#include "tile_io.cuh"
 #include "tile_state.cuh"
 
 namespace rtscan {
-
-// Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
-// the device's limit before launching a larger shape).
-constexpr int MAX_TREE_BYTES = 227 * 1024;
-
-// The maps of one lane's VEC steps starting at tile-relative step `first`; identity past the end
-// of the sequence, never read there. `first` and `valid` are below TILE, so 32-bit; only the
-// tile's base is 64-bit. .cg: the tile is read once, so it is not kept in L1.
-template <int VEC>
-__device__ __forceinline__ void load_steps(const float* __restrict__ a, const float* __restrict__ b,
-                                           long long time_stride, int first, int valid, Affine<float> (&maps)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        const float4 a4 = __ldcg(reinterpret_cast<const float4*>(a + first));
-        const float4 b4 = __ldcg(reinterpret_cast<const float4*>(b + first));
-        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-            const long long offset = (long long)(first + v) * time_stride;
-            maps[v] = first + v < valid ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)}
-                                        : affine_identity<float>();
-        }
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
-                                            int valid, const float (&values)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        *reinterpret_cast<float4*>(target + first) = make_float4(values[0], values[1], values[2], values[3]);
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) target[(long long)(first + v) * time_stride] = values[v];
-    }
-}
-
-// The state just before tile `tile` (the `chunk`-th of sequence `seq`), whose own map is
-// `tile_map`: the two-level look-back exactly as lookback.cu runs it (tile_state.cuh), called by
-// the 32 lanes of one warp; every lane returns the carry.
-template <int LOOKBACK_DEPTH>
-__device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
-                                            long long seq, long long chunk, long long tiles_per_seq,
-                                            unsigned generation, Affine<float> tile_map) {
-    const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
-    // The tile's place in its segment, and the segment's index among all segments.
-    const int position = place_in_segment(chunk);
-    const long long segment_position = segment_of(chunk);
-    const long long segment = seq * segments_per_sequence(tiles_per_seq) + segment_position;
-    const bool has_successor = chunk + 1 < tiles_per_seq;
-    const bool ends_segment = position == SEGMENT_TILES - 1;
-
-    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
-    // the segment's aggregate instead, and nobody reads it on its own).
-    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
-    // A sequence's first segment publishes only its end state (its carry is h0, known at once):
-    // a look-back that saw its aggregate alone would walk on past the sequence start.
-    if (lane == 0 && has_successor && ends_segment && segment_position > 0)
-        publish_aggregate(ws.segments(), segment, generation, prefix.through);
-    float segment_carry;  // the state just before this segment
-    if (segment_position == 0)
-        segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-    else
-        segment_carry = lookback_carry<LOOKBACK_DEPTH, WARP_SIZE>(ws.segments(), segment, segment_position, generation);
-    if (lane == 0 && has_successor && ends_segment)
-        publish_inclusive(ws.segments(), segment, generation, apply(prefix.through, segment_carry));
-    return position == 0 ? segment_carry : apply(prefix.before, segment_carry);
-}
 
 // The up-sweep levels whose nodes all fall to warp 0 (at most 32 of them: sweep_node gives node
 // k < BLOCK_THREADS to thread k) run with warp barriers only; wider levels need the block. A
@@ -170,7 +102,7 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     constexpr int LEAVES = tree_leaves(TILE);
-    static_assert(2 * tree_slots(LEAVES) * sizeof(float) <= MAX_TREE_BYTES, "the tree fits in shared memory");
+    static_assert(2 * tree_slots(LEAVES) * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES, "the tree fits in shared memory");
 
     // The tree, in dynamic shared memory (the launch passes 2 * 4 * tree_slots(LEAVES) bytes,
     // which may exceed the 48 KB a static array is limited to).
@@ -225,8 +157,9 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     if (warp == 0) {
         // The root is read after the up-sweep's last warp barrier; down_sweep_top clears it.
         const Affine<float> tile_map = tree.load(tree_root(LEAVES));
+        SegmentPrefix held;
         const float carry =
-            tile_carry<LOOKBACK_DEPTH>(ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map);
+            tile_carry<LOOKBACK_DEPTH>(ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, held);
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
         down_sweep_top<LEAVES, BLOCK_THREADS>(tree);

@@ -40,44 +40,6 @@
 
 namespace rtscan {
 
-// The state just before tile `tile` (the `chunk`-th of sequence `seq`), whose own map is
-// `tile_map`: the two-level look-back exactly as lookback.cu runs it (tile_state.cuh), called by
-// the 32 lanes of one warp; lane 0 returns the carry. `parked` is shared memory for the segment
-// prefix, which only lane 0 needs after the look-back: kept in registers across it (by every lane,
-// as SIMT code is compiled), it made ptxas spill under a 40-register cap.
-template <int LOOKBACK_DEPTH>
-__device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
-                                            long long seq, long long chunk, long long tiles_per_seq,
-                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& parked) {
-    const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
-    // The tile's place in its segment, and the segment's index among all segments.
-    const int position = place_in_segment(chunk);
-    const long long segment_position = segment_of(chunk);
-    const long long segment = seq * segments_per_sequence(tiles_per_seq) + segment_position;
-    const bool has_successor = chunk + 1 < tiles_per_seq;
-    const bool ends_segment = position == SEGMENT_TILES - 1;
-
-    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
-    // the segment's aggregate instead, and nobody reads it on its own).
-    perturb(tile, 0);
-    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
-    // A sequence's first segment publishes only its end state (its carry is h0, known at once):
-    // a look-back that saw its aggregate alone would walk on past the sequence start.
-    if (lane == 0 && has_successor && ends_segment && segment_position > 0)
-        publish_aggregate(ws.segments(), segment, generation, prefix.through);
-    if (lane == 0) parked = prefix;
-    perturb(tile, 1);
-    float segment_carry;  // the state just before this segment
-    if (segment_position == 0)
-        segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-    else
-        segment_carry = lookback_carry<LOOKBACK_DEPTH, WARP_SIZE>(ws.segments(), segment, segment_position, generation);
-    if (lane == 0 && has_successor && ends_segment)
-        publish_inclusive(ws.segments(), segment, generation, apply(parked.through, segment_carry));
-    return lane != 0 || position == 0 ? segment_carry : apply(parked.before, segment_carry);
-}
-
 template <int BLOCK_THREADS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,

@@ -30,14 +30,11 @@
 #include "indexing.cuh"
 #include "perturb.cuh"
 #include "seq_layout.cuh"
+#include "tile_io.cuh"
 #include "tile_state.cuh"
 #include "warp_scan.cuh"
 
 namespace rtscan {
-
-// Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
-// the device's limit before launching a larger shape).
-constexpr int MAX_STAGED_BYTES = 227 * 1024;
 
 __device__ __forceinline__ unsigned shared_address(const void* pointer) {
     return unsigned(__cvta_generic_to_shared(pointer));
@@ -81,37 +78,6 @@ __device__ __forceinline__ void read_staged(const float* slot_a, const float* sl
     }
 }
 
-// One lane's VEC steps loaded straight into registers (the chunks not staged); identity past the
-// end of the sequence. .cg: the tile is read once, so it is not kept in L1.
-template <int VEC>
-__device__ __forceinline__ void load_steps(const float* __restrict__ a, const float* __restrict__ b,
-                                           long long time_stride, int first, int valid, Affine<float> (&maps)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        const float4 a4 = __ldcg(reinterpret_cast<const float4*>(a + first));
-        const float4 b4 = __ldcg(reinterpret_cast<const float4*>(b + first));
-        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-            const long long offset = (long long)(first + v) * time_stride;
-            maps[v] = first + v < valid ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)}
-                                        : affine_identity<float>();
-        }
-    }
-}
-
-template <int VEC>
-__device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
-                                            int valid, const float (&values)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        *reinterpret_cast<float4*>(target + first) = make_float4(values[0], values[1], values[2], values[3]);
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) target[(long long)(first + v) * time_stride] = values[v];
-    }
-}
-
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
           int SEGMENT>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
@@ -131,7 +97,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
-    static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_STAGED_BYTES, "the staged a and b fit in shared memory");
+    static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES,
+                  "the staged a and b fit in shared memory");
 
     // The staged part of a and b, in dynamic shared memory: the launch passes 2 * STAGED_TILE * 4
     // bytes (LaunchShape.shared_bytes), which may exceed the 48 KB a static array is limited to.

@@ -45,6 +45,7 @@
 
 #include "affine.cuh"
 #include "indexing.cuh"
+#include "perturb.cuh"
 #include "warp_scan.cuh"
 
 namespace rtscan {
@@ -274,6 +275,45 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     const Affine<float> inclusive = warp_inclusive_scan(map);
     const Affine<float> before = shuffle_map(inclusive, position == 0 ? 0 : position - 1);
     return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
+}
+
+// A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
+// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), look
+// back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
+// just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
+// during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
+// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
+// before this function existed, and merging it waits for the next GPU run.
+template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
+__device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
+                                            long long seq, long long chunk, long long tiles_per_seq,
+                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
+    const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
+    const int position = place_in_segment<SEGMENT>(chunk);
+    const long long segment_position = segment_of<SEGMENT>(chunk);
+    const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
+    const bool has_successor = chunk + 1 < tiles_per_seq;
+    const bool ends_segment = position == SEGMENT - 1;
+
+    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
+    // the segment's aggregate instead, and nobody reads it on its own).
+    perturb(tile, 0);
+    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
+    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
+    // A sequence's first segment publishes only its end state (its carry is h0, known at once):
+    // a look-back that saw its aggregate alone would walk on past the sequence start.
+    if (lane == 0 && has_successor && ends_segment && segment_position > 0)
+        publish_aggregate(ws.segments(), segment, generation, prefix.through);
+    if (lane == 0) held = prefix;
+    perturb(tile, 1);
+    float segment_carry;  // the state just before this segment
+    if (segment_position == 0)
+        segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
+    else
+        segment_carry = lookback_carry<DEPTH, LANES>(ws.segments(), segment, segment_position, generation);
+    if (lane == 0 && has_successor && ends_segment)
+        publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
+    return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);
 }
 
 // Called by one thread when its block starts: draws the block's tile ticket and reads the

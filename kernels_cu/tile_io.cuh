@@ -1,0 +1,46 @@
+// A tile's steps in and out of global memory, for the kernels that keep steps in registers
+// (lookback.cu's register-held chunks, blelloch.cu): VEC = 4 moves 16 bytes at once and needs unit
+// time stride and 16-byte aligned sequences; VEC = 1 reads any stride, including negative.
+#pragma once
+
+#include "affine.cuh"
+
+namespace rtscan {
+
+// Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
+// the device's limit before launching a larger shape).
+constexpr int MAX_DYNAMIC_SHARED_BYTES = 227 * 1024;
+
+// The maps of one lane's VEC steps starting at tile-relative step `first`; identity past the end
+// of the sequence, never read there. `first` and `valid` are below the tile size, so 32-bit; only
+// the tile's base is 64-bit. .cg: the tile is read once, so it is not kept in L1.
+template <int VEC>
+__device__ __forceinline__ void load_steps(const float* __restrict__ a, const float* __restrict__ b,
+                                           long long time_stride, int first, int valid, Affine<float> (&maps)[VEC]) {
+    if (VEC == 4 && first + VEC <= valid) {
+        const float4 a4 = __ldcg(reinterpret_cast<const float4*>(a + first));
+        const float4 b4 = __ldcg(reinterpret_cast<const float4*>(b + first));
+        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) {
+            const long long offset = (long long)(first + v) * time_stride;
+            maps[v] = first + v < valid ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)}
+                                        : affine_identity<float>();
+        }
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
+                                            int valid, const float (&values)[VEC]) {
+    if (VEC == 4 && first + VEC <= valid) {
+        *reinterpret_cast<float4*>(target + first) = make_float4(values[0], values[1], values[2], values[3]);
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+            if (first + v < valid) target[(long long)(first + v) * time_stride] = values[v];
+    }
+}
+
+}  // namespace rtscan
