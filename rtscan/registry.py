@@ -59,7 +59,7 @@ def _shape(entry: dict, vec: int) -> LaunchShape:
 class Variant:
     name: str
     source: str          # file under kernels_cu/
-    template: str        # C++ template, instantiated with the LaunchShape fields in order
+    template: str        # C++ template, instantiated with the LaunchShape fields named in `arguments`
     description: str
     passes: int          # kernel launches per call
     table: dict          # tuning table in rtscan/tuning.py
