@@ -73,13 +73,14 @@ def assert_runs_equal(a, b, name, expected, runs, what):
 
 @pytest.mark.parametrize("name", list(registry.VARIANTS))
 def test_variant_is_bitwise_deterministic(rng, name):
-    """100 runs on fresh poison give the first run's bits."""
+    """110 runs on fresh poison give the first run's bits (with the perturbed runs below, over 1,000
+    determinism runs across the variants)."""
     import rtscan
 
     a, b = many_segments(rng, name)
     first = rtscan.scan(a, b, out=torch.full_like(a, float("nan")), variant=name)
     assert not bool(torch.isnan(first).any()), f"{name}: steps left unwritten"
-    assert_runs_equal(a, b, name, first, 100, "plain")
+    assert_runs_equal(a, b, name, first, 110, "plain")
 
 
 @pytest.mark.parametrize("name", list(registry.VARIANTS))
