@@ -16,27 +16,19 @@ compiler from the kernels' own headers, and its broken twins; and NVRTC compilin
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import _checks
-from rtscan import _compile, _layout
+import _mirrors
+from _mirrors import SEGMENT_TILES, needs_compiler
+from rtscan import _compile
 
-COMPILER = shutil.which("g++") or shutil.which("c++")
-needs_compiler = pytest.mark.skipif(COMPILER is None,
-                                    reason="no host C++ compiler (g++ or c++) to build the Blelloch mirror")
-
-MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "blelloch_mirror.cpp"
 # Launch shapes compiled into the mirror (RTSCAN_BLELLOCH_SHAPES):
 # id -> (block_threads, items, vec, lookback_depth)
 SHAPES = {0: (256, 8, 4, 1), 1: (256, 8, 1, 1), 2: (128, 16, 4, 2), 3: (96, 4, 1, 4), 4: (32, 2, 1, 2),
           5: (256, 48, 4, 1), 6: (1024, 16, 4, 1)}
-SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
-FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
@@ -75,52 +67,17 @@ BROKEN_TWINS = {
 }
 
 
-def build_mirror(kernels: Path, target: Path) -> ctypes.CDLL:
-    # -ffp-contract=off: only the explicit fma of multiply_add may fuse, as on the GPU.
-    command = [COMPILER, "-O1", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", f"-I{kernels}",
-               "-o", str(target), str(MIRROR_SOURCE)]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    library = ctypes.CDLL(str(target))
-    library.rtscan_blelloch_mirror.restype = ctypes.c_int
-    library.rtscan_blelloch_mirror.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                               ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
-    library.rtscan_blelloch_bank_conflicts.restype = ctypes.c_int
-    library.rtscan_blelloch_bank_conflicts.argtypes = [ctypes.c_int]
-    library.rtscan_blelloch_shared_bytes.restype = ctypes.c_longlong
-    library.rtscan_blelloch_shared_bytes.argtypes = [ctypes.c_int]
-    return library
+def build_mirror(kernels, target):
+    mirror = _mirrors.Mirror("blelloch_mirror.cpp", "rtscan_blelloch_mirror", kernels, target)
+    for name, restype in (("rtscan_blelloch_bank_conflicts", ctypes.c_int),
+                          ("rtscan_blelloch_shared_bytes", ctypes.c_longlong)):
+        function = getattr(mirror.library, name)
+        function.restype = restype
+        function.argtypes = [ctypes.c_int]
+    return mirror
 
 
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory):
-    return build_mirror(_compile.kernels_dir(), tmp_path_factory.mktemp("blelloch") / "mirror.so")
-
-
-def mirror_scan(library, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0):
-    """Run the mirror on NumPy float32 arrays; the output starts as NaN so unwritten steps show."""
-    axis = _layout.normalize_dim(dim, a.ndim)
-    out = np.full(a.shape, np.nan, np.float32)
-    elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
-    assert elements(a) == elements(b)
-    plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
-    h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
-    h0_pointer = None if h0 is None else h0.ctypes.data
-    status = library.rtscan_blelloch_mirror(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
-                                            ctypes.addressof(plan.layout), finished, seed)
-    assert status == 0, f"the mirror has no shape {shape_id}"
-    return out
-
-
-def draw(rng, shape, exact=False):
-    """a and b, never zeros. By default |a| in (0.999, 1), either sign, b normal: a state keeps a
-    third of its weight over 2048 steps, so carries across tiles and segments reach the outputs,
-    and rounding differs between evaluation orders, which the determinism check needs. exact:
-    a = +-1 and small integers b, so every state and map is an integer below 2^24, exact in any
-    order, and a carry never fades: a wrong one from however far back shows."""
-    sign = rng.choice([-1.0, 1.0], shape)
-    if exact:
-        return sign.astype(np.float32), rng.integers(-3, 4, shape).astype(np.float32)
-    return (rng.uniform(1 - 1e-3, 1, shape) * sign).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+mirror = _mirrors.module_fixture(build_mirror)
 
 
 def tile_of(shape_id):
@@ -163,51 +120,17 @@ def cases():
     ]
 
 
-def case_id(case):
-    shape_id, shape, dim, reverse, with_h0 = case
-    return f"shape{shape_id}-{'x'.join(map(str, shape))}-dim{dim}{'-rev' if reverse else ''}{'-h0' if with_h0 else ''}"
-
-
-def check_case(library, rng, case):
-    """Problems found on one case, as text, with either kind of data; empty when the mirror is right."""
-    return [f"{'exact' if exact else 'float'} data: {problem}"
-            for exact in (False, True) for problem in check_data(library, rng, case, exact)]
-
-
-def check_data(library, rng, case, exact):
-    shape_id, shape, dim, reverse, with_h0 = case
-    a, b = draw(rng, shape, exact)
-    h0 = None
-    if with_h0:
-        axis = dim % len(shape)
-        batch = shape[:axis] + shape[axis + 1:]
-        h0 = (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
-    problems = []
-    outputs = [mirror_scan(library, shape_id, a, b, h0, dim, reverse, p, seed)
-               for p in FINISHED_PROBABILITIES for seed in (1, 2)]
-    if np.isnan(outputs[0]).any():
-        problems.append("NaN: steps not written, or slots and descriptors read that were not written")
-    if any(not np.array_equal(outputs[0], other, equal_nan=True) for other in outputs[1:]):
-        problems.append("output depends on which segments the look-back finds finished")
-    expected = _checks.expected(a, b, h0, dim, reverse)
-    scale = _checks.running_scale(a, b, h0, dim, reverse)
-    try:
-        _checks.assert_close(outputs[0], expected, scale, case_id(case))
-    except AssertionError as error:
-        problems.append(str(error).splitlines()[0])
-    return problems
-
-
-def conflict_problems(library):
+def conflict_problems(mirror):
     """Shapes whose tree accesses need more than one shared-memory wavefront, as text."""
-    return [f"shape {shape_id}: {library.rtscan_blelloch_bank_conflicts(shape_id)}-way bank conflict"
-            for shape_id in SHAPES if library.rtscan_blelloch_bank_conflicts(shape_id) != 1]
+    conflicts = mirror.library.rtscan_blelloch_bank_conflicts
+    return [f"shape {shape_id}: {conflicts(shape_id)}-way bank conflict"
+            for shape_id in SHAPES if conflicts(shape_id) != 1]
 
 
 @needs_compiler
-@pytest.mark.parametrize("case", cases(), ids=case_id)
+@pytest.mark.parametrize("case", cases(), ids=_mirrors.case_id)
 def test_mirror_matches_reference_and_is_deterministic(mirror, rng, case):
-    problems = check_case(mirror, rng, case)
+    problems = _mirrors.check_case(mirror, rng, case)
     assert not problems, problems
 
 
@@ -217,9 +140,9 @@ def test_nan_propagates_as_in_the_reference(mirror, rng, shape_id):
     """A NaN offset in one step makes that step and every later one NaN, and nothing before it:
     the tree combines a step only into the prefixes of the steps after it."""
     length = 5 * tile_of(shape_id) + 3
-    a, b = draw(rng, (length,))
+    a, b = _mirrors.draw(rng, (length,))
     b[int(rng.integers(tile_of(shape_id), length))] = np.nan
-    out = mirror_scan(mirror, shape_id, a, b)
+    out = mirror.scan(shape_id, a, b)
     _checks.assert_close(out, _checks.expected(a, b), _checks.running_scale(a, b), "one NaN")
 
 
@@ -233,22 +156,13 @@ def test_tree_accesses_are_free_of_bank_conflicts(mirror):
 @pytest.mark.parametrize("shape_id", sorted(SHAPES))
 def test_shared_bytes_follow_the_documented_formula(mirror, shape_id):
     block_threads, items, _, _ = SHAPES[shape_id]
-    assert mirror.rtscan_blelloch_shared_bytes(shape_id) == shared_bytes_documented(block_threads, items)
+    assert mirror.library.rtscan_blelloch_shared_bytes(shape_id) == shared_bytes_documented(block_threads, items)
 
 
 @needs_compiler
 @pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
 def test_every_broken_twin_is_caught(twin, tmp_path):
-    kernels = tmp_path / "kernels_cu"
-    shutil.copytree(_compile.kernels_dir(), kernels)
-    file, text, replacement = BROKEN_TWINS[twin]
-    source = (kernels / file).read_text()
-    assert source.count(text) == 1, f"the twin {twin} no longer applies: {text!r} is not in {file} exactly once"
-    (kernels / file).write_text(source.replace(text, replacement))
-    library = build_mirror(kernels, tmp_path / "twin.so")
-    rng = np.random.default_rng()
-    caught = bool(conflict_problems(library)) or any(check_case(library, rng, case) for case in cases())
-    assert caught, f"broken twin {twin} passed every check: the mirror tests cannot see this mistake"
+    _mirrors.assert_twin_caught(build_mirror, twin, BROKEN_TWINS[twin], cases(), tmp_path, conflict_problems)
 
 
 def test_nvrtc_compiles_blelloch_for_every_arch():
@@ -278,7 +192,7 @@ def test_gpu_equals_mirror_bitwise(mirror, tiles, vec):
     shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
     if shape_id is None:
         pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
-    a, b = draw(np.random.default_rng(), (2, tiles * shape.tile + (124 if vec == 4 else 123)))
+    a, b = _mirrors.draw(np.random.default_rng(), (2, tiles * shape.tile + (124 if vec == 4 else 123)))
 
     def on_gpu(array):
         if vec == 4:
@@ -286,5 +200,5 @@ def test_gpu_equals_mirror_bitwise(mirror, tiles, vec):
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
     gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant="blelloch").cpu().numpy()
-    cpu = mirror_scan(mirror, shape_id, a, b)
+    cpu = mirror.scan(shape_id, a, b)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

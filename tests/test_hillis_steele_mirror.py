@@ -15,27 +15,21 @@ headers, the mirror's broken twins, and NVRTC compiling the kernel.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import _checks
-from rtscan import _compile, _layout
+import _mirrors
+from _mirrors import SEGMENT_TILES, needs_compiler
+from rtscan import _compile
 
-COMPILER = shutil.which("g++") or shutil.which("c++")
-needs_compiler = pytest.mark.skipif(COMPILER is None,
-                                    reason="no host C++ compiler (g++ or c++) to build the mirror")
-
-MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "hillis_steele_mirror.cpp"
 # Launch shapes compiled into the mirror (see rtscan_hillis_steele_mirror): id -> (block_threads, depth)
 SHAPES = {0: (1024, 1), 1: (512, 1), 2: (256, 1), 3: (96, 2), 4: (160, 4), 5: (64, 2), 6: (32, 4)}
-SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
-FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 
 ROUNDS = "hillis_steele_rounds.cuh"
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
@@ -56,56 +50,8 @@ BROKEN_TWINS = {
 }
 
 
-def build_mirror(kernels: Path, target: Path) -> ctypes.CDLL:
-    # -ffp-contract=off: only the explicit fma of multiply_add may fuse, as on the GPU.
-    command = [COMPILER, "-O1", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", f"-I{kernels}",
-               "-o", str(target), str(MIRROR_SOURCE)]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    library = ctypes.CDLL(str(target))
-    library.rtscan_hillis_steele_mirror.restype = ctypes.c_int
-    library.rtscan_hillis_steele_mirror.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
-                                                    ctypes.c_ulonglong]
-    return library
-
-
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory):
-    return build_mirror(_compile.kernels_dir(), tmp_path_factory.mktemp("mirror") / "hillis_steele_mirror.so")
-
-
-def run_mirror(library, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None):
-    """Run the mirror on NumPy float32 arrays (views of any strides); `out` defaults to a NaN-filled
-    array, so unwritten steps show."""
-    axis = _layout.normalize_dim(dim, a.ndim)
-    if out is None:
-        out = np.full(a.shape, np.nan, np.float32)
-    elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
-    assert elements(a) == elements(b)
-    plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
-    h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
-    h0_pointer = None if h0 is None else h0.ctypes.data
-    status = library.rtscan_hillis_steele_mirror(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
-                                                 ctypes.addressof(plan.layout), finished, seed)
-    assert status == 0
-    return out
-
-
-def draw(rng, shape, exact=False):
-    """a and b, never zeros. By default |a| in (0.999, 1), either sign, b normal: a carry keeps a
-    third of its weight over 2048 steps, so carries across tiles and segments reach the outputs,
-    and rounding differs between evaluation orders, which the determinism check needs. exact: a =
-    +-1 and small integers b, so every state and map is an integer below 2^24, exact in any order,
-    and a wrong carry from however far back shows."""
-    sign = rng.choice([-1.0, 1.0], shape)
-    if exact:
-        return sign.astype(np.float32), rng.integers(-3, 4, shape).astype(np.float32)
-    return (rng.uniform(1 - 1e-3, 1, shape) * sign).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
-
-
-def draw_h0(rng, shape, dim, exact):
-    batch = shape[:dim % len(shape)] + shape[dim % len(shape) + 1:]
-    return (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
+build_mirror = functools.partial(_mirrors.Mirror, "hillis_steele_mirror.cpp", "rtscan_hillis_steele_mirror")
+mirror = _mirrors.module_fixture(build_mirror)
 
 
 def tile_of(shape_id):
@@ -114,11 +60,6 @@ def tile_of(shape_id):
 
 def segment_steps(shape_id):
     return SEGMENT_TILES * tile_of(shape_id)
-
-
-def case_id(case):
-    shape_id, shape, dim, reverse, with_h0 = case
-    return f"shape{shape_id}-{'x'.join(map(str, shape))}-dim{dim}{'-rev' if reverse else ''}{'-h0' if with_h0 else ''}"
 
 
 # (shape id, array shape, dim, reverse, with h0). The first cases are the cheapest that every
@@ -150,36 +91,10 @@ def cases():
     ]
 
 
-def check_case(library, rng, case):
-    """Problems found on one case, as text, with either kind of data; empty when the mirror is right."""
-    return [f"{'exact' if exact else 'float'} data: {problem}"
-            for exact in (False, True) for problem in check_data(library, rng, case, exact)]
-
-
-def check_data(library, rng, case, exact):
-    shape_id, shape, dim, reverse, with_h0 = case
-    a, b = draw(rng, shape, exact)
-    h0 = draw_h0(rng, shape, dim, exact) if with_h0 else None
-    outputs = [run_mirror(library, shape_id, a, b, h0, dim, reverse, p, seed)
-               for p in FINISHED_PROBABILITIES for seed in (1, 2)]
-    problems = []
-    if np.isnan(outputs[0]).any():
-        problems.append("NaN: steps not written, or descriptors or shared memory read that were not written")
-    if any(not np.array_equal(outputs[0], other, equal_nan=True) for other in outputs[1:]):
-        problems.append("output depends on which segments the look-back finds finished")
-    expected = _checks.expected(a, b, h0, dim, reverse)
-    scale = _checks.running_scale(a, b, h0, dim, reverse)
-    try:
-        _checks.assert_close(outputs[0], expected, scale, case_id(case))
-    except AssertionError as error:
-        problems.append(str(error).splitlines()[0])
-    return problems
-
-
 @needs_compiler
-@pytest.mark.parametrize("case", cases(), ids=case_id)
+@pytest.mark.parametrize("case", cases(), ids=_mirrors.case_id)
 def test_mirror_matches_reference_and_is_deterministic(mirror, case):
-    problems = check_case(mirror, np.random.default_rng(), case)
+    problems = _mirrors.check_case(mirror, np.random.default_rng(), case)
     assert not problems, problems
 
 
@@ -190,11 +105,11 @@ def test_resets_and_nan_propagate_as_in_the_reference(mirror, shape_id):
     poisons every later output of its sequence, across tiles and segments, and none before."""
     rng = np.random.default_rng()
     length = 3 * segment_steps(shape_id) + 11
-    a, b = draw(rng, (2, length))
+    a, b = _mirrors.draw(rng, (2, length))
     a[rng.random(a.shape) < 0.002] = 0.0
     poisoned = int(rng.integers(tile_of(shape_id), length - tile_of(shape_id)))
     b[1, poisoned] = np.nan
-    out = run_mirror(mirror, shape_id, a, b, finished=0.3, seed=3)
+    out = mirror.scan(shape_id, a, b, finished=0.3, seed=3)
     _checks.assert_close(out, _checks.expected(a, b), _checks.running_scale(a, b), f"NaN at step {poisoned}")
 
 
@@ -208,8 +123,8 @@ def test_no_step_past_the_end_is_read_or_written(mirror, reverse):
     padded = lambda: np.full((3, 2 * length + 4), np.nan, np.float32)  # noqa: E731
     inner = (slice(None), slice(2, 2 * length + 2, 2))
     a_rows, b_rows, out_rows = padded(), padded(), padded()
-    a_rows[inner], b_rows[inner] = draw(rng, (3, length))
-    out = run_mirror(mirror, shape_id, a_rows[inner], b_rows[inner], reverse=reverse, out=out_rows[inner])
+    a_rows[inner], b_rows[inner] = _mirrors.draw(rng, (3, length))
+    out = mirror.scan(shape_id, a_rows[inner], b_rows[inner], reverse=reverse, out=out_rows[inner])
     gaps = np.ones(out_rows.shape, bool)
     gaps[inner] = False
     assert np.isnan(out_rows[gaps]).all(), "the mirror wrote outside the sequences"
@@ -220,16 +135,7 @@ def test_no_step_past_the_end_is_read_or_written(mirror, reverse):
 @needs_compiler
 @pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
 def test_every_broken_twin_is_caught(twin, tmp_path):
-    kernels = tmp_path / "kernels_cu"
-    shutil.copytree(_compile.kernels_dir(), kernels)
-    file, text, replacement = BROKEN_TWINS[twin]
-    source = (kernels / file).read_text()
-    assert source.count(text) == 1, f"the twin {twin} no longer applies: {text!r} is not in {file} exactly once"
-    (kernels / file).write_text(source.replace(text, replacement))
-    library = build_mirror(kernels, tmp_path / "twin.so")
-    rng = np.random.default_rng()
-    caught = any(check_case(library, rng, case) for case in cases())
-    assert caught, f"broken twin {twin} passed every case: the mirror tests cannot see this mistake"
+    _mirrors.assert_twin_caught(build_mirror, twin, BROKEN_TWINS[twin], cases(), tmp_path)
 
 
 # ---- compiling the kernel itself --------------------------------------------------------------
@@ -302,7 +208,7 @@ def test_gpu_equals_mirror_bitwise(mirror, tiles):
     shape_id = next((i for i, s in SHAPES.items() if s[0] == shape.block_threads), None)
     if shape_id is None:
         pytest.skip(f"the mirror is not built for this GPU's launch shape {shape}; add it to SHAPES")
-    a, b = draw(np.random.default_rng(), (2, tiles * shape.tile + 123))
+    a, b = _mirrors.draw(np.random.default_rng(), (2, tiles * shape.tile + 123))
     gpu = rtscan.scan(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), variant="hillis_steele").cpu().numpy()
-    cpu = run_mirror(mirror, shape_id, a, b)
+    cpu = mirror.scan(shape_id, a, b)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

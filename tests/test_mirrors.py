@@ -13,28 +13,21 @@ compiler from the kernels' own headers, and its broken twins.
 
 from __future__ import annotations
 
-import ctypes
-import shutil
-import subprocess
-from pathlib import Path
+import functools
 
 import numpy as np
 import pytest
 
-import _checks
-from rtscan import _compile, _layout, reference
+import _mirrors
+from _mirrors import SEGMENT_TILES
 
-COMPILER = shutil.which("g++") or shutil.which("c++")
-pytestmark = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (g++ or c++) to build the mirror")
+pytestmark = _mirrors.needs_compiler
 
-MIRROR_SOURCE = Path(__file__).parent / "mirrors" / "lookback_mirror.cpp"
 # Launch shapes compiled into the mirror (see rtscan_mirror_scan):
 # id -> (block_threads, items, vec, depth, walk lanes, tiles per segment)
 SHAPES = {0: (256, 16, 4, 1, 32, 32), 1: (256, 16, 1, 1, 32, 32), 2: (64, 8, 4, 2, 32, 32), 3: (64, 8, 1, 4, 32, 32),
           4: (32, 2, 1, 2, 32, 32), 5: (256, 48, 4, 1, 32, 32), 6: (64, 1, 1, 1, 1, 1), 7: (64, 1, 1, 2, 32, 1),
           8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1)}
-SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
-FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -58,49 +51,8 @@ BROKEN_TWINS = {
 }
 
 
-def build_mirror(kernels: Path, target: Path) -> ctypes.CDLL:
-    # -ffp-contract=off: only the explicit fma of multiply_add may fuse, as on the GPU.
-    command = [COMPILER, "-O2", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", f"-I{kernels}",
-               "-o", str(target), str(MIRROR_SOURCE)]
-    subprocess.run(command, check=True, capture_output=True, text=True)
-    library = ctypes.CDLL(str(target))
-    library.rtscan_mirror_scan.restype = ctypes.c_int
-    library.rtscan_mirror_scan.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
-    return library
-
-
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory):
-    return build_mirror(_compile.kernels_dir(), tmp_path_factory.mktemp("mirror") / "mirror.so")
-
-
-def mirror_scan(library, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0):
-    """Run the mirror on NumPy float32 arrays; the output starts as NaN so unwritten steps show."""
-    axis = _layout.normalize_dim(dim, a.ndim)
-    out = np.full(a.shape, np.nan, np.float32)
-    elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
-    assert elements(a) == elements(b)
-    plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
-    h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
-    h0_pointer = None if h0 is None else h0.ctypes.data
-    status = library.rtscan_mirror_scan(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
-                                        ctypes.addressof(plan.layout), finished, seed)
-    assert status == 0
-    return out
-
-
-def draw(rng, shape, exact=False):
-    """a and b, never zeros. By default |a| in (0.999, 1), either sign, b normal: a state keeps a
-    third of its weight over 2048 steps, so carries across tiles and segments reach the outputs
-    (with |a| well below 1 they would underflow within a few hundred steps, and a wrong carry could
-    only show as NaN), and rounding differs between evaluation orders, which the determinism check
-    needs. exact: a = +-1 and small integers b, so every state and map is an integer below 2^24,
-    exact in any order, and a carry never fades: a wrong one from however far back shows."""
-    sign = rng.choice([-1.0, 1.0], shape)
-    if exact:
-        return sign.astype(np.float32), rng.integers(-3, 4, shape).astype(np.float32)
-    return (rng.uniform(1 - 1e-3, 1, shape) * sign).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+build_mirror = functools.partial(_mirrors.Mirror, "lookback_mirror.cpp", "rtscan_mirror_scan")
+mirror = _mirrors.module_fixture(build_mirror)
 
 
 def tile_of(shape_id):
@@ -139,55 +91,15 @@ def cases():
     ]
 
 
-def check_case(library, rng, case):
-    """Problems found on one case, as text, with either kind of data; empty when the mirror is right."""
-    return [f"{'exact' if exact else 'float'} data: {problem}"
-            for exact in (False, True) for problem in check_data(library, rng, case, exact)]
-
-
-def check_data(library, rng, case, exact):
-    shape_id, shape, dim, reverse, with_h0 = case
-    a, b = draw(rng, shape, exact)
-    h0 = None
-    if with_h0:
-        axis = dim % len(shape)
-        batch = shape[:axis] + shape[axis + 1:]
-        h0 = (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
-    problems = []
-    outputs = [mirror_scan(library, shape_id, a, b, h0, dim, reverse, p, seed)
-               for p in FINISHED_PROBABILITIES for seed in (1, 2)]
-    if np.isnan(outputs[0]).any():
-        problems.append("NaN: steps not written, or descriptors read that were not published")
-    if any(not np.array_equal(outputs[0], other, equal_nan=True) for other in outputs[1:]):
-        problems.append("output depends on which segments the look-back finds finished")
-    expected = reference.scan(a, b, h0=h0, dim=dim, reverse=reverse)
-    scale = _checks.running_scale(a, b, h0, dim, reverse)
-    try:
-        _checks.assert_close(outputs[0], expected, scale, f"{case}")
-    except AssertionError as error:
-        problems.append(str(error).splitlines()[0])
-    return problems
-
-
-@pytest.mark.parametrize("case", cases(), ids=lambda case: f"shape{case[0]}-{'x'.join(map(str, case[1]))}-dim{case[2]}"
-                         f"{'-rev' if case[3] else ''}{'-h0' if case[4] else ''}")
+@pytest.mark.parametrize("case", cases(), ids=_mirrors.case_id)
 def test_mirror_matches_reference_and_is_deterministic(mirror, case):
-    problems = check_case(mirror, np.random.default_rng(), case)
+    problems = _mirrors.check_case(mirror, np.random.default_rng(), case)
     assert not problems, problems
 
 
 @pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
 def test_every_broken_twin_is_caught(twin, tmp_path):
-    kernels = tmp_path / "kernels_cu"
-    shutil.copytree(_compile.kernels_dir(), kernels)
-    file, text, replacement = BROKEN_TWINS[twin]
-    source = (kernels / file).read_text()
-    assert source.count(text) == 1, f"the twin {twin} no longer applies: {text!r} is not in {file} exactly once"
-    (kernels / file).write_text(source.replace(text, replacement))
-    library = build_mirror(kernels, tmp_path / "twin.so")
-    rng = np.random.default_rng()
-    caught = any(check_case(library, rng, case) for case in cases())
-    assert caught, f"broken twin {twin} passed every case: the mirror tests cannot see this mistake"
+    _mirrors.assert_twin_caught(build_mirror, twin, BROKEN_TWINS[twin], cases(), tmp_path)
 
 
 @pytest.mark.gpu
@@ -225,7 +137,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles):
             return torch.from_numpy(array).cuda()
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
-    a, b = draw(np.random.default_rng(), (2, length))
+    a, b = _mirrors.draw(np.random.default_rng(), (2, length))
     gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=name).cpu().numpy()
-    cpu = mirror_scan(mirror, shape_id, a, b)
+    cpu = mirror.scan(shape_id, a, b)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

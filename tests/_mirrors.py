@@ -1,0 +1,139 @@
+"""Helpers shared by the tests of the CPU mirrors (tests/mirrors/): building a mirror from the
+kernels' own headers, running it on NumPy arrays, the data and the checks every mirror must pass,
+and the broken twins (a mirror built against a copy of kernels_cu/ with one deliberate mistake).
+
+A case is (shape id, array shape, dim, reverse, with h0); each test file lists its own, with the
+launch shapes its mirror is built for.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import _checks
+from rtscan import _compile, _layout
+
+COMPILER = shutil.which("g++") or shutil.which("c++")
+needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (g++ or c++) to build the mirror")
+
+SEGMENT_TILES = 32  # kernels_cu/indexing.cuh
+FINISHED_PROBABILITIES = (0.0, 0.3, 1.0)
+MIRRORS_DIR = Path(__file__).parent / "mirrors"
+
+
+class Mirror:
+    """tests/mirrors/`source` built into `target` against the headers in `kernels`. Its scan
+    function `entry` takes (shape id, a, b, out, h0, layout, finished probability, seed) in every
+    mirror and returns 0, or 1 for a shape the mirror is not built for."""
+
+    def __init__(self, source: str, entry: str, kernels: Path, target: Path):
+        # -ffp-contract=off: only the explicit fma of multiply_add may fuse, as on the GPU.
+        command = [COMPILER, "-O1", "-std=c++17", "-ffp-contract=off", "-shared", "-fPIC", f"-I{kernels}",
+                   "-o", str(target), str(MIRRORS_DIR / source)]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+        self.library = ctypes.CDLL(str(target))
+        self._scan = getattr(self.library, entry)
+        self._scan.restype = ctypes.c_int
+        self._scan.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                               ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
+
+    def scan(self, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None):
+        """Run the mirror on NumPy float32 arrays (views of any strides); `finished` is the chance
+        that the look-back sees a segment finished. `out` defaults to a NaN-filled array, so
+        unwritten steps show."""
+        axis = _layout.normalize_dim(dim, a.ndim)
+        if out is None:
+            out = np.full(a.shape, np.nan, np.float32)
+        elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
+        assert elements(a) == elements(b)
+        plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
+        h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
+        h0_pointer = None if h0 is None else h0.ctypes.data
+        status = self._scan(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
+                            ctypes.addressof(plan.layout), finished, seed)
+        assert status == 0, f"the mirror has no shape {shape_id}"
+        return out
+
+
+def module_fixture(build):
+    """The module's `mirror` fixture: build(kernels, target) against kernels_cu/ as it is, once."""
+
+    @pytest.fixture(scope="module")
+    def mirror(tmp_path_factory):
+        return build(_compile.kernels_dir(), tmp_path_factory.mktemp("mirror") / "mirror.so")
+
+    return mirror
+
+
+def draw(rng, shape, exact=False):
+    """a and b, never zeros. By default |a| in (0.999, 1), either sign, b normal: a state keeps a
+    third of its weight over 2048 steps, so carries across tiles and segments reach the outputs
+    (with |a| well below 1 they would underflow within a few hundred steps, and a wrong carry could
+    only show as NaN), and rounding differs between evaluation orders, which the determinism check
+    needs. exact: a = +-1 and small integers b, so every state and map is an integer below 2^24,
+    exact in any order, and a carry never fades: a wrong one from however far back shows."""
+    sign = rng.choice([-1.0, 1.0], shape)
+    if exact:
+        return sign.astype(np.float32), rng.integers(-3, 4, shape).astype(np.float32)
+    return (rng.uniform(1 - 1e-3, 1, shape) * sign).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+
+
+def draw_h0(rng, shape, dim, exact):
+    """One start state per sequence, of the same kind as draw's data."""
+    batch = shape[:dim % len(shape)] + shape[dim % len(shape) + 1:]
+    return (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
+
+
+def case_id(case):
+    shape_id, shape, dim, reverse, with_h0 = case
+    return f"shape{shape_id}-{'x'.join(map(str, shape))}-dim{dim}{'-rev' if reverse else ''}{'-h0' if with_h0 else ''}"
+
+
+def check_case(mirror, rng, case):
+    """Problems found on one case, as text, with either kind of data; empty when the mirror is right."""
+    return [f"{'exact' if exact else 'float'} data: {problem}"
+            for exact in (False, True) for problem in _check_data(mirror, rng, case, exact)]
+
+
+def _check_data(mirror, rng, case, exact):
+    # Every finished pattern must give the first one's bits: the determinism argument.
+    shape_id, shape, dim, reverse, with_h0 = case
+    a, b = draw(rng, shape, exact)
+    h0 = draw_h0(rng, shape, dim, exact) if with_h0 else None
+    outputs = [mirror.scan(shape_id, a, b, h0, dim, reverse, p, seed)
+               for p in FINISHED_PROBABILITIES for seed in (1, 2)]
+    problems = []
+    if np.isnan(outputs[0]).any():
+        problems.append("NaN: steps not written, or descriptors or shared memory read that were not written")
+    if any(not np.array_equal(outputs[0], other, equal_nan=True) for other in outputs[1:]):
+        problems.append("output depends on which segments the look-back finds finished")
+    expected = _checks.expected(a, b, h0, dim, reverse)
+    scale = _checks.running_scale(a, b, h0, dim, reverse)
+    try:
+        _checks.assert_close(outputs[0], expected, scale, case_id(case))
+    except AssertionError as error:
+        problems.append(str(error).splitlines()[0])
+    return problems
+
+
+def assert_twin_caught(build, twin, mutation, cases, directory, other_problems=lambda mirror: []):
+    """The mirror that build(kernels, target) makes, built against a copy of kernels_cu/ in
+    `directory` with mutation = (file under kernels_cu/, exact text, replacement) applied, must
+    show a problem: first other_problems(mirror), which should be the cheap ones, then the cases
+    in order until one fails (so the cheapest cases that catch most twins belong first)."""
+    file, text, replacement = mutation
+    kernels = directory / "kernels_cu"
+    shutil.copytree(_compile.kernels_dir(), kernels)
+    source = (kernels / file).read_text()
+    assert source.count(text) == 1, f"the twin {twin} no longer applies: {text!r} is not in {file} exactly once"
+    (kernels / file).write_text(source.replace(text, replacement))
+    mirror = build(kernels, directory / "twin.so")
+    rng = np.random.default_rng()
+    caught = bool(other_problems(mirror)) or any(check_case(mirror, rng, case) for case in cases)
+    assert caught, f"broken twin {twin} passed every check: the mirror tests cannot see this mistake"
