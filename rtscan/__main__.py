@@ -61,7 +61,7 @@ def bench_command(args) -> int:
     from . import _bench
 
     names = list(VARIANTS) if args.variant == "all" else [resolve(args.variant).name]
-    _bench.run(names, range(args.min_log2, args.max_log2 + 1, args.step))
+    _bench.run(names, range(args.min_log2, args.max_log2 + 1, args.step), with_model=args.model)
     return 0
 
 
@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--min-log2", type=int, default=16)
     bench_parser.add_argument("--max-log2", type=int, default=28)
     bench_parser.add_argument("--step", type=int, default=2, help="log2 step between sizes")
+    bench_parser.add_argument("--model", action="store_true",
+                              help="also print rtscan/model.py's predicted time and measured / predicted")
     args = parser.parse_args(argv)
     handlers = {"info": info, "compile": compile_command, "bench": bench_command}
     try:

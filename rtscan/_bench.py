@@ -13,7 +13,7 @@ import statistics
 
 import numpy as np
 
-from . import _driver, _nvml, _nvtx
+from . import _driver, _kernels, _nvml, _nvtx, model
 from ._scan import scan
 from .registry import VARIANTS
 
@@ -78,6 +78,14 @@ def _time_copy(copy, stream: int, launches: int) -> float:
     return min(_time_graph(copy, stream, launches), _time_stream(copy, stream, launches))
 
 
+def _predicted_us(name: str, n: int, copy_bytes: int, copy_us: float) -> float:
+    """rtscan/model.py's time for one sequence of n steps (the bench's aligned buffers take the
+    16-byte path), at the bandwidth the copy reached in this row."""
+    variant = VARIANTS[name]
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4, n)
+    return model.predicted_us(model.passes(variant, shape, 1, n, 4), copy_bytes, copy_us)
+
+
 def _clocks() -> str:
     facts = _nvml.facts(0)
     if "sm_clock_mhz" not in facts:
@@ -85,7 +93,7 @@ def _clocks() -> str:
     return f"SM {facts['sm_clock_mhz']} MHz, memory {facts['memory_clock_mhz']} MHz"
 
 
-def run(variant_names: list[str], log2_sizes) -> None:
+def run(variant_names: list[str], log2_sizes, with_model: bool = False) -> None:
     _driver.make_current(0)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
@@ -93,6 +101,8 @@ def run(variant_names: list[str], log2_sizes) -> None:
     header = f"{'elements':>12} {'copy us':>9} {'copy GB/s':>9}"
     for name in variant_names:
         header += f" | {name + ' us':>20} {'GB/s':>7} {'vs copy':>7}"
+        if with_model:
+            header += f" {'model us':>9} {'/model':>7}"
     print(header, flush=True)
     try:
         for log2 in log2_sizes:
@@ -120,8 +130,11 @@ def run(variant_names: list[str], log2_sizes) -> None:
             copy_after = _time_copy(copy, stream, launches)
             copy_time = min(copy_before, copy_after)
             line = f"{n:>12} {copy_time:>9.1f} {nbytes / copy_time / 1e3:>9.0f}"
-            for micro, gbs in row:
+            for name, (micro, gbs) in zip(variant_names, row):
                 line += f" | {micro:>20.1f} {gbs:>7.0f} {copy_time / micro:>7.3f}"
+                if with_model:
+                    predicted = _predicted_us(name, n, nbytes, copy_time)
+                    line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before
             if drift > 0.03:
                 line += f"  (copy moved {drift:.0%} during this row)"
