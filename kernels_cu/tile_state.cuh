@@ -180,7 +180,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
-        int first_finished;  // window position (32 d + lane) of the nearest finished predecessor
+        int first_finished;  // window position (LANES d + lane) of the nearest finished predecessor
         while (true) {
 #pragma unroll
             for (int d = 0; d < DEPTH; ++d) {
@@ -341,6 +341,9 @@ __device__ __forceinline__ void finish_wrapping_launch(const TileWorkspace& ws, 
     unsigned finished_before = 0;
     if (lane == 0) finished_before = fetch_add_acq_rel_gpu(ws.finished(), 1u);
     if (__shfl_sync(0xffffffffu, finished_before, 0) != unsigned(num_tiles - 1)) return;
+    // A shuffle orders no memory: this barrier puts lane 0's acquire before every lane's clearing,
+    // so no lane's zero can be overtaken by another block's publication of this launch.
+    __syncwarp();
     word64* words = ws.descriptor_words();
     for (long long i = lane; i < ws.descriptor_word_count(); i += WARP_SIZE) store_relaxed_gpu(words + i, word64(0));
     __syncwarp();

@@ -92,3 +92,30 @@ def test_public_variants_listing():
 def test_traffic_model():
     variant = registry.resolve("auto")
     assert variant.traffic_bytes(1000, 4) == 12000
+
+
+# What each kernel assumes for the launch-shape fields its template does not take
+# (kernels_cu/hillis_steele.cu: one step per thread; both use tile_carry's warp walk over
+# segments of 32 tiles, tile_state.cuh).
+FIXED_BY_THE_KERNEL = {
+    "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
+    "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXED_BY_THE_KERNEL))
+def test_fields_a_kernel_does_not_take_have_the_values_it_assumes(name):
+    variant = registry.resolve(name)
+    fixed = FIXED_BY_THE_KERNEL[name]
+    assert not set(fixed) & set(variant.arguments)
+    for arch in ("sm_80", "sm_90", "sm_100"):
+        for shape in variant.launch_shapes(arch, "float32"):
+            assert {field: getattr(shape, field) for field in fixed} == fixed, (arch, shape)
+
+
+def test_every_field_left_out_of_a_template_is_pinned():
+    fields = set(registry.LaunchShape.__dataclass_fields__)
+    for variant in registry.VARIANTS.values():
+        left_out = fields - set(variant.arguments)
+        assert left_out <= set(FIXED_BY_THE_KERNEL.get(variant.name, {})), (
+            f"{variant.name} ignores {sorted(left_out)} without saying what it assumes")
