@@ -21,7 +21,7 @@ _SHORT_SM90 = {
     "walk_lanes": 32, "segment_tiles": 32,
     "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
-              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/bench-2026-11-29.txt's run)",
+              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt)",
 }
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
