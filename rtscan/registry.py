@@ -73,9 +73,11 @@ class Variant:
         """The shape for sequences of `length` steps: the long shape on the 16-byte path once a
         sequence fills one long tile, else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        long_shape = _shape(entry["long"], 4)
-        if vec == 4 and long_shape.vec == 4 and length >= long_shape.tile:
-            return long_shape
+        long_entry = entry["long"]
+        if vec == 4 and length >= long_entry["block_threads"] * long_entry["items"]:
+            long_shape = _shape(long_entry, 4)
+            if long_shape.vec == 4:
+                return long_shape
         return _shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:

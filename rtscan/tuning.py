@@ -6,6 +6,7 @@ its predecessor's parameters until a sweep on it adds an entry.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .errors import UnsupportedError
@@ -69,6 +70,7 @@ BLELLOCH = {("sm_80", "float32"): {kind: {
 } for kind in ("long", "short")}}
 
 
+@functools.lru_cache(maxsize=None)  # every scan() looks its shape up: keep the regex off that path
 def _arch_number(arch: str) -> int:
     match = re.match(r"^sm_(\d+)", arch)
     if not match:
@@ -78,6 +80,9 @@ def _arch_number(arch: str) -> int:
 
 def lookup(table: dict, arch: str, dtype: str) -> dict:
     """The entry for (arch, dtype), else the nearest older architecture's entry for dtype."""
+    exact = table.get((arch, dtype))
+    if exact is not None:
+        return exact
     wanted = _arch_number(arch)
     candidates = [(_arch_number(a), a) for (a, d) in table if d == dtype and _arch_number(a) <= wanted]
     if not candidates:
