@@ -108,34 +108,22 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // which may exceed the 48 KB a static array is limited to).
     extern __shared__ float tree_storage[];
     const Tree tree = tree_in(tree_storage, LEAVES);
-    __shared__ long long shared_tile, shared_in_offset, shared_out_offset;
-    __shared__ unsigned shared_generation;
+    __shared__ ClaimedTile shared_claim;
     __shared__ float shared_carry;
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
 
-    if (threadIdx.x == 0) {
-        long long tile;
-        unsigned generation;
-        draw_ticket(ws, num_tiles, tile, generation);
-        long long in_offset, out_offset;
-        sequence_origins(layout, tile / tiles_per_seq, in_offset, out_offset);
-        shared_tile = tile;
-        shared_generation = generation;
-        shared_in_offset = in_offset;
-        shared_out_offset = out_offset;
-    }
-    __syncthreads();
-    const long long tile = shared_tile;
-    const unsigned generation = shared_generation;
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
+    const long long tile = claimed.tile;
+    const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
     const long long tile_first = chunk * TILE;
     const int valid = int(min((long long)TILE, layout.length - tile_first));  // steps of this tile that exist
-    const float* a_tile = a + shared_in_offset + tile_first * layout.in_time_stride;
-    const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
-    float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
+    const float* a_tile = a + claimed.in_offset + tile_first * layout.in_time_stride;
+    const float* b_tile = b + claimed.in_offset + tile_first * layout.in_time_stride;
+    float* out_tile = out + claimed.out_offset + tile_first * layout.out_time_stride;
 
     // Every load first, then every leaf: the loads' latencies overlap.
     const int warp_first = warp_span_start<ITEMS>(int(warp));

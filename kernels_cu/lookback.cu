@@ -28,7 +28,6 @@
 //                  look-back over tiles (variants lookback_serial and lookback_warp)
 #include "affine.cuh"
 #include "indexing.cuh"
-#include "perturb.cuh"
 #include "seq_layout.cuh"
 #include "tile_io.cuh"
 #include "tile_state.cuh"
@@ -105,35 +104,23 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     extern __shared__ float4 staged_storage[];
     float* staged_a = reinterpret_cast<float*>(staged_storage);
     float* staged_b = staged_a + STAGED_TILE;
-    __shared__ long long shared_tile, shared_in_offset, shared_out_offset;
-    __shared__ unsigned shared_generation;
+    __shared__ ClaimedTile shared_claim;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
     __shared__ float shared_carry;
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
 
-    if (threadIdx.x == 0) {
-        long long tile;
-        unsigned generation;
-        draw_ticket(ws, num_tiles, tile, generation);
-        long long in_offset, out_offset;
-        sequence_origins(layout, tile / tiles_per_seq, in_offset, out_offset);
-        shared_tile = tile;
-        shared_generation = generation;
-        shared_in_offset = in_offset;
-        shared_out_offset = out_offset;
-    }
-    __syncthreads();
-    const long long tile = shared_tile;
-    const unsigned generation = shared_generation;
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
+    const long long tile = claimed.tile;
+    const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
     const long long tile_first = chunk * TILE;
     const int valid = int(min((long long)TILE, layout.length - tile_first));  // steps of this tile that exist
-    const float* a_tile = a + shared_in_offset + tile_first * layout.in_time_stride;
-    const float* b_tile = b + shared_in_offset + tile_first * layout.in_time_stride;
-    float* out_tile = out + shared_out_offset + tile_first * layout.out_time_stride;
+    const float* a_tile = a + claimed.in_offset + tile_first * layout.in_time_stride;
+    const float* b_tile = b + claimed.in_offset + tile_first * layout.in_time_stride;
+    float* out_tile = out + claimed.out_offset + tile_first * layout.out_time_stride;
 
     // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
     // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
@@ -197,32 +184,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
-        // The tile's place in its segment, and the segment's index among all segments.
-        const int position = place_in_segment<SEGMENT>(chunk);
-        const long long segment_position = segment_of<SEGMENT>(chunk);
-        const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
-        const bool has_successor = chunk + 1 < tiles_per_seq;
-        const bool ends_segment = position == SEGMENT - 1;
-
-        // Publish first: later segment mates wait for this aggregate (the last one's is folded
-        // into the segment's aggregate instead, and nobody reads it on its own).
-        perturb(tile, 0);
-        if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-        const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
-        // A sequence's first segment publishes only its end state (its carry is h0, known at
-        // once): a look-back that saw its aggregate alone would walk on past the sequence start.
-        if (lane == 0 && has_successor && ends_segment && segment_position > 0)
-            publish_aggregate(ws.segments(), segment, generation, prefix.through);
-        perturb(tile, 1);
-        float segment_carry;  // the state just before this segment
-        if (segment_position == 0)
-            segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-        else
-            segment_carry =
-                lookback_carry<LOOKBACK_DEPTH, WALK_LANES>(ws.segments(), segment, segment_position, generation);
-        if (lane == 0 && has_successor && ends_segment)
-            publish_inclusive(ws.segments(), segment, generation, apply(prefix.through, segment_carry));
-        const float carry = position == 0 ? segment_carry : apply(prefix.before, segment_carry);
+        SegmentPrefix held;
+        const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT>(ws, h0, tile, seq, chunk, tiles_per_seq,
+                                                                            generation, tile_map, held);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

@@ -46,6 +46,7 @@
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "perturb.cuh"
+#include "seq_layout.cuh"
 #include "warp_scan.cuh"
 
 namespace rtscan {
@@ -328,6 +329,28 @@ __device__ __forceinline__ void draw_ticket(const TileWorkspace& ws, long long n
     tile = (long long)unsigned(drawn);
     if (tile == num_tiles - 1 && generation != WRAPPING_GENERATION)
         store_relaxed_gpu(ws.ticket, word64(generation + 1) << 32);
+}
+
+// A block's tile, drawn by its thread 0 and shared with the block: the ticket, the launch's
+// generation, and where the tile's sequence starts in the input and the output (seq_layout.cuh).
+struct ClaimedTile {
+    long long tile;
+    unsigned generation;
+    long long in_offset, out_offset;
+};
+
+// Called by every thread of the block before anything else (it holds a __syncthreads): thread 0
+// draws the ticket, the block reads it back from `shared`.
+__device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
+                                                  long long tiles_per_seq, long long num_tiles, ClaimedTile& shared) {
+    if (threadIdx.x == 0) {
+        ClaimedTile claimed;
+        draw_ticket(ws, num_tiles, claimed.tile, claimed.generation);
+        sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
+        shared = claimed;
+    }
+    __syncthreads();
+    return shared;
 }
 
 // Only in the launch whose generation is WRAPPING_GENERATION (once per 2^32 - 1 launches), called
