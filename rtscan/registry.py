@@ -94,35 +94,22 @@ class Variant:
         return 3 * itemsize * elements
 
 
-_LOOKBACK = "single-pass decoupled look-back"
+def _lookback(name: str, description: str, table: dict) -> Variant:
+    """A specialisation of kernels_cu/lookback.cu's lookback_scan: its table's shapes set it apart."""
+    return Variant(name=name, source="lookback.cu", template="rtscan::lookback_scan",
+                   description=f"single-pass decoupled look-back{description}", passes=1, table=table)
+
+
 VARIANTS = {
-    "lookback_serial": Variant(
-        name="lookback_serial",
-        source="lookback.cu",
-        template="rtscan::lookback_scan",
-        description=f"{_LOOKBACK} as the seed's first version: one step per thread, one-level look-back over "
-                    "tiles in which one thread reads one predecessor per round",
-        passes=1,
-        table=tuning.LOOKBACK_SERIAL,
-    ),
-    "lookback_warp": Variant(
-        name="lookback_warp",
-        source="lookback.cu",
-        template="rtscan::lookback_scan",
-        description=f"{_LOOKBACK} as the seed's second version: one step per thread, one-level look-back over "
-                    "tiles in which a warp reads 32 predecessors per round",
-        passes=1,
-        table=tuning.LOOKBACK_WARP,
-    ),
-    "lookback_regs": Variant(
-        name="lookback_regs",
-        source="lookback.cu",
-        template="rtscan::lookback_scan",
-        description=f"{_LOOKBACK}: several steps per thread, staged through shared memory by cp.async and "
-                    "registers, scanned in registers; two-level look-back over segments of 32 tiles read by a warp",
-        passes=1,
-        table=tuning.LOOKBACK_REGS,
-    ),
+    "lookback_serial": _lookback("lookback_serial", " as the seed's first version: one step per thread, one-level "
+                                 "look-back over tiles in which one thread reads one predecessor per round",
+                                 tuning.LOOKBACK_SERIAL),
+    "lookback_warp": _lookback("lookback_warp", " as the seed's second version: one step per thread, one-level "
+                               "look-back over tiles in which a warp reads 32 predecessors per round",
+                               tuning.LOOKBACK_WARP),
+    "lookback_regs": _lookback("lookback_regs", ": several steps per thread, staged through shared memory by "
+                               "cp.async and registers, scanned in registers; two-level look-back over segments "
+                               "of 32 tiles read by a warp", tuning.LOOKBACK_REGS),
     "hillis_steele": Variant(
         name="hillis_steele",
         source="hillis_steele.cu",

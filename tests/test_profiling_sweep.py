@@ -4,23 +4,17 @@ files it writes. The sweep itself runs only on a GPU (profiling/run_on_gpu.sh's 
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 import rtscan
-
-SWEEP_PATH = Path(__file__).parent.parent / "profiling" / "sweep.py"
+from _profiling import load_script
 
 
 @pytest.fixture(scope="module")
 def sweep():
-    spec = importlib.util.spec_from_file_location("rtscan_profiling_sweep", SWEEP_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("sweep")
 
 
 def test_parse_shape(sweep):

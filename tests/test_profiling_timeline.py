@@ -3,23 +3,16 @@ anchors are where it expects them) and its analysis reads stamps as intended."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from _profiling import load_script
 from rtscan import _compile
-
-TIMELINE_PATH = Path(__file__).parent.parent / "profiling" / "timeline.py"
 
 
 @pytest.fixture(scope="module")
 def timeline():
-    spec = importlib.util.spec_from_file_location("rtscan_profiling_timeline", TIMELINE_PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("timeline")
 
 
 def test_instrumented_kernel_compiles(timeline):

@@ -1,0 +1,15 @@
+"""Loads a script of profiling/ (not a package) as a module, for its CPU tests."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+PROFILING = Path(__file__).parent.parent / "profiling"
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"rtscan_profiling_{name}", PROFILING / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
