@@ -119,11 +119,11 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
-    const long long tile_first = chunk * TILE;
-    const int valid = int(min((long long)TILE, layout.length - tile_first));  // steps of this tile that exist
-    const float* a_tile = a + claimed.in_offset + tile_first * layout.in_time_stride;
-    const float* b_tile = b + claimed.in_offset + tile_first * layout.in_time_stride;
-    float* out_tile = out + claimed.out_offset + tile_first * layout.out_time_stride;
+    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out);
+    const int valid = steps.valid;
+    const float* a_tile = steps.a;
+    const float* b_tile = steps.b;
+    float* out_tile = steps.out;
 
     // Every load first, then every leaf: the loads' latencies overlap.
     const int warp_first = warp_span_start<ITEMS>(int(warp));

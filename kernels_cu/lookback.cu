@@ -116,11 +116,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
-    const long long tile_first = chunk * TILE;
-    const int valid = int(min((long long)TILE, layout.length - tile_first));  // steps of this tile that exist
-    const float* a_tile = a + claimed.in_offset + tile_first * layout.in_time_stride;
-    const float* b_tile = b + claimed.in_offset + tile_first * layout.in_time_stride;
-    float* out_tile = out + claimed.out_offset + tile_first * layout.out_time_stride;
+    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out);
+    const int valid = steps.valid;
+    const float* a_tile = steps.a;
+    const float* b_tile = steps.b;
+    float* out_tile = steps.out;
 
     // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
     // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into

@@ -4,12 +4,34 @@
 #pragma once
 
 #include "affine.cuh"
+#include "seq_layout.cuh"
+#include "tile_state.cuh"
 
 namespace rtscan {
 
 // Dynamic shared memory one block may use on sm_80 and newer (sm_86/sm_89: 99 KB; the host checks
 // the device's limit before launching a larger shape).
 constexpr int MAX_DYNAMIC_SHARED_BYTES = 227 * 1024;
+
+// Where the steps of a block's tile (the `chunk`-th of its sequence, TILE steps long) live, and
+// how many of them exist: the last tile of a sequence may be cut short.
+template <int TILE>
+struct TileSteps {
+    int valid;
+    const float* a;
+    const float* b;
+    float* out;
+
+    __device__ TileSteps(const ClaimedTile& claimed, long long chunk, const SeqLayout& layout,
+                         const float* __restrict__ a_all, const float* __restrict__ b_all,
+                         float* __restrict__ out_all) {
+        const long long first = chunk * TILE;
+        valid = int(min((long long)TILE, layout.length - first));
+        a = a_all + claimed.in_offset + first * layout.in_time_stride;
+        b = b_all + claimed.in_offset + first * layout.in_time_stride;
+        out = out_all + claimed.out_offset + first * layout.out_time_stride;
+    }
+};
 
 // The maps of one lane's VEC steps starting at tile-relative step `first`; identity past the end
 // of the sequence, never read there. `first` and `valid` are below the tile size, so 32-bit; only
