@@ -1,0 +1,24 @@
+"""One compute-sanitizer case of profiling/sanitize.sh: scan two sequences of LENGTH steps with
+VARIANT, through the 16-byte path (time contiguous) and the scalar path (time stride 2), from
+NumPy host arrays so no framework's kernels run under the tool; check against the reference.
+
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH
+"""
+
+import sys
+
+import numpy as np
+
+import rtscan
+
+variant, length = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng()
+a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
+b = rng.standard_normal((2, length)).astype(np.float32)
+expected = rtscan.reference.scan(a, b)
+contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path
+strided = rtscan.scan(a.T.copy(), b.T.copy(), dim=0, variant=variant).T      # time stride 2: scalar
+for what, h in (("contiguous", contiguous), ("strided", strided)):
+    if not np.allclose(h, expected, rtol=1e-3, atol=1e-3):
+        sys.exit(f"{variant} L={length} {what}: wrong result under the sanitizer")
+print("ran", variant, length)
