@@ -4,7 +4,9 @@
 // Two levels. Consecutive tiles of one sequence form segments of SEGMENT_TILES (32) tiles. The
 // carry into a tile is (the composed maps of the earlier tiles of its segment) applied to (the
 // state at the end of the previous segment). The first factor needs only the segment mates'
-// aggregates, one warp-wide read; the second is found by a decoupled look-back over segments.
+// aggregates, one warp-wide read. The second is the previous segment's map, one more warp-wide
+// read of its tiles' aggregates, applied to the state before that segment, which a decoupled
+// look-back over segments finds.
 // One level over tiles would walk and fold one tile per step, and on an H200 that walk, not the
 // memory, bounded the scan (profiling/PREDICTIONS.md, P1 and P4): a segment step covers 32 tiles.
 //
@@ -38,7 +40,8 @@
 //
 // Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],
 // B[g]) with (A[g], B[g]) the segment's aggregate, and the look-back rebuilds exactly that chain
-// from whichever finished segment it finds, one fma per segment. The in-segment factor is a
+// from whichever finished segment it finds, one fma per segment; the last link, from the previous
+// segment's tiles, is the same fma on the same bits (previous_segment_map). The in-segment factor is a
 // fixed-order warp scan of the segment mates' aggregates (warp_scan.cuh). Neither depends on
 // which predecessors happened to be finished, so the output is bitwise identical run to run.
 #pragma once
@@ -278,14 +281,42 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
+// Called by all 32 lanes of one warp: the composed map of the SEGMENT tiles of the segment before
+// this tile's (`first` is the ticket of its tile 0), read from the tiles' own aggregates. That
+// segment's last tile publishes the same map as the segment's aggregate, but only after reading
+// these words itself; reading them here takes that relay, one L2 round trip under full load, off
+// the critical path (profiling/PREDICTIONS.md, P10). The maps are the ones the last tile composes
+// (its own is published with the same bits) in the same fixed-order warp scan, so the result is
+// bitwise the segment's aggregate.
+template <int SEGMENT>
+__device__ __forceinline__ Affine<float> previous_segment_map(const Descriptors& tiles, long long first,
+                                                              unsigned generation) {
+    const int lane = threadIdx.x & 31;
+    Affine<float> map = affine_identity<float>();
+    if (lane < SEGMENT) {
+        word64 a, b;
+        do {  // as segment_prefix: two independent loads per try, each word carrying its generation
+            a = load_relaxed_gpu(tiles.aggregate_a + first + lane);
+            b = load_relaxed_gpu(tiles.aggregate_b + first + lane);
+        } while (word_tag(a) != generation || word_tag(b) != generation);
+        map = {word_value(a), word_value(b)};
+    }
+    return shuffle_map(warp_inclusive_scan(map), SEGMENT - 1);
+}
+
 // A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
-// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), look
-// back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
-// just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
-// during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
-// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
-// before this function existed, and merging it waits for the next GPU run.
-template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
+// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), find the
+// state before the segment, publish the segment's aggregate and end state. Returns, on lane 0,
+// the state just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's
+// segment prefix meanwhile: shared memory where registers are scarce (hillis_steele.cu), a local
+// elsewhere.
+//
+// The state before segment g > 0 is H[g-1] = apply(map of segment g-1, H[g-2]): the map from the
+// segment's tiles (previous_segment_map), H[g-2] from h0 (g = 1) or the look-back over segments
+// before g-1, the same fma as every other link of the chain. With FROM_TILES false the look-back
+// starts at g itself and takes the previous segment's aggregate as published (the seed's one-level
+// look-back, SEGMENT 1, has no other way; hillis_steele.cu keeps that path to stay at 40 registers).
+template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES, bool FROM_TILES = (SEGMENT > 1)>
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
                                             unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
@@ -295,11 +326,11 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
     const bool has_successor = chunk + 1 < tiles_per_seq;
     const bool ends_segment = position == SEGMENT - 1;
+    static_assert(!FROM_TILES || SEGMENT > 1, "a one-tile segment's map is its tile's, read by the look-back");
 
-    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
-    // the segment's aggregate instead, and nobody reads it on its own).
+    // Publish first: later segment mates, and the next segment's tiles, wait for this aggregate.
     perturb(tile, 0);
-    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
+    if (lane == 0 && has_successor && SEGMENT > 1) publish_aggregate(ws.tiles(), tile, generation, tile_map);
     const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
@@ -308,10 +339,17 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     if (lane == 0) held = prefix;
     perturb(tile, 1);
     float segment_carry;  // the state just before this segment
-    if (segment_position == 0)
+    if (segment_position == 0) {
         segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-    else
+    } else if (!FROM_TILES) {
         segment_carry = lookback_carry<DEPTH, LANES>(ws.segments(), segment, segment_position, generation);
+    } else {
+        const float before_previous = segment_position > 1
+            ? lookback_carry<DEPTH, LANES>(ws.segments(), segment - 1, segment_position - 1, generation)
+            : h0 != nullptr ? h0[seq] : 0.0f;
+        segment_carry =
+            apply(previous_segment_map<SEGMENT>(ws.tiles(), tile - position - SEGMENT, generation), before_previous);
+    }
     if (lane == 0 && has_successor && ends_segment)
         publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
     return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);
