@@ -131,7 +131,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
     vec = _vector_width(plan, va, vb, vout)
     arch = _kernels.device_arch(device)
-    shape = chosen.launch_shape(arch, va.dtype, vec, plan.length)
+    shape = chosen.launch_shape(arch, va.dtype, vec, plan.length, plan.num_seqs)
     tiles_per_seq = -(-plan.length // shape.tile)
     num_tiles = tiles_per_seq * plan.num_seqs
     if num_tiles > _MAX_GRID:

@@ -69,12 +69,14 @@ class Variant:
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
 
-    def launch_shape(self, arch: str, dtype: str, vec: int, length: int) -> LaunchShape:
-        """The shape for sequences of `length` steps: the long shape on the 16-byte path once a
-        sequence fills one long tile, else the short shape (tuning.py says why)."""
+    def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
+        """The shape for `num_seqs` sequences of `length` steps: the long shape on the 16-byte path
+        once a sequence fills one long tile and the launch holds at least the long entry's
+        `from_total_steps`, else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         long_entry = entry["long"]
-        if vec == 4 and length >= long_entry["block_threads"] * long_entry["items"]:
+        if (vec == 4 and length >= long_entry["block_threads"] * long_entry["items"]
+                and num_seqs * length >= long_entry.get("from_total_steps", 0)):
             long_shape = _shape(long_entry, 4)
             if long_shape.vec == 4:
                 return long_shape

@@ -12,9 +12,10 @@ import re
 from .errors import UnsupportedError
 
 # (arch, dtype) -> two launch shapes of the `lookback_regs` kernel, each citing its evidence:
-#   "long":  for sequences of at least one long tile on the 16-byte path; holds as many tile bytes
-#            per SM as shared memory and registers allow, because the look-back's waiting blocks
-#            bound the rate (profiling/PREDICTIONS.md, P1-P6);
+#   "long":  for sequences of at least one long tile on the 16-byte path, in launches of at least
+#            `from_total_steps` steps (below that its few tiles leave SMs idle); holds as many tile
+#            bytes per SM as shared memory and registers allow, because the look-back's waiting
+#            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
@@ -33,9 +34,11 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "long": {
             "block_threads": 256, "items": 48, "min_blocks": 3, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 32,
+            "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
             "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/register-items-2026-11-30.txt: "
-                      "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663)",
+                      "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663); from 2^21 steps "
+                      "in all, between 2^20, where it ran at 0.229 of copy and the short shape at 0.311, and 2^22, "
+                      "where it ran at 0.536 and the short shape at 0.480 (results/h200/sweep-small-2026-11-30.csv)",
         },
         "short": _SHORT_SM90,
     },

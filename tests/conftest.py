@@ -6,6 +6,9 @@
   GPU tests use for device arrays) is not importable.
 - The `large` marker (over 2^31 elements, tens of GB of device memory) is registered here; large
   tests are GPU tests and run by default on a GPU machine (deselect with -m "not large").
+- GPU tests see every variant's long shape from one long tile on (the tuning's `from_total_steps`
+  set to 0), so tile-edge tests reach it at small sizes; those marked `tuned_shapes` see the
+  table as it is. The choice itself is tested on the CPU (tests/test_registry.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest  # noqa: E402
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU and torch; skipped with the reason otherwise")
     config.addinivalue_line("markers", "large: over 2^31 elements (tens of GB of GPU memory); a gpu test")
+    config.addinivalue_line("markers", "tuned_shapes: a gpu test that keeps the tuning's size rule for long shapes")
 
 
 def pytest_unconfigure(config):
@@ -64,3 +68,16 @@ def rng(request):
     seed = int.from_bytes(os.urandom(8), "little")
     print(f"{request.node.nodeid}: numpy seed {seed}")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(autouse=True)
+def long_shape_from_one_tile(request, monkeypatch):
+    """In GPU tests, the long launch shape for any sequence of at least one long tile."""
+    if not request.node.get_closest_marker("gpu") or request.node.get_closest_marker("tuned_shapes"):
+        return
+    from rtscan import registry
+
+    for variant in registry.VARIANTS.values():
+        for key, entry in variant.table.items():
+            if entry["long"].get("from_total_steps"):
+                monkeypatch.setitem(variant.table, key, dict(entry, long=dict(entry["long"], from_total_steps=0)))

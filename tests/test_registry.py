@@ -73,6 +73,20 @@ def test_launch_shapes_are_sound(arch, vec, length):
         assert expression.startswith(variant.template + "<") and f"{shape.block_threads}" in expression
 
 
+def test_long_shape_needs_enough_steps_in_all():
+    """sm_90's long shape leaves SMs idle below 2^21 steps per launch (tuning.py cites the sweep):
+    a long tile's worth of steps is not enough on its own."""
+    variant = registry.resolve("auto")
+    long_tile = variant.launch_shape("sm_90", "float32", 4, 2**40).tile
+    short = variant.launch_shape("sm_90", "float32", 4, 1)
+    assert long_tile > short.tile
+    assert variant.launch_shape("sm_90", "float32", 4, long_tile) == short
+    assert variant.launch_shape("sm_90", "float32", 4, 2**20) == short
+    assert variant.launch_shape("sm_90", "float32", 4, 2**21).tile == long_tile
+    assert variant.launch_shape("sm_90", "float32", 4, long_tile, num_seqs=2**21 // long_tile + 1).tile == long_tile
+    assert variant.launch_shape("sm_90", "float32", 1, 2**28) == variant.launch_shape("sm_90", "float32", 1, 1)
+
+
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():

@@ -57,6 +57,15 @@ def test_length_2_24(rng, mode):
     run_mode(rng, mode, 2**24, what=f"{mode} L=2^24")
 
 
+@pytest.mark.tuned_shapes
+@pytest.mark.parametrize("shape", [(2**20 + 3,), (4, 2**19 + 5), (2**21 + 7,), (3, TILE + 1)], ids=str)
+def test_shapes_as_tuned(rng, shape):
+    """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
+    below and above sm_90's from_total_steps, whichever shape each gets."""
+    a_np, b_np = regime(rng, "mixed", shape)
+    scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
+
+
 REGIME_LENGTHS = [1, 2, 3, 5, 31, 33, 100, CHUNK + 1, WARP_SPAN + 1, TILE - 1, TILE + 1, 2 * TILE, 3 * TILE + 5,
                   65537]
 
