@@ -382,7 +382,7 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     const long long walk_from = FROM_TILES ? segment - 1 : segment;  // the segment the look-back starts at
     const long long walk_position = FROM_TILES ? segment_position - 1 : segment_position;
     PredecessorWords window[DEPTH];
-    if (FROM_TILES) load_first_window<DEPTH, LANES>(ws.segments(), walk_from, walk_position, window);  // none if <= 0
+    if (FROM_TILES) load_first_window<DEPTH, LANES>(ws.segments(), walk_from, walk_position, window);  // none at <= 0
 
     const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation, mate);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
@@ -394,7 +394,8 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     // The state before the segment the look-back starts at (h0 before a sequence's first segment),
     // then, reading from tiles, the previous segment's map applied to it.
     const float walked = walk_position > 0
-        ? lookback_carry<DEPTH, LANES>(ws.segments(), walk_from, walk_position, generation, FROM_TILES ? window : nullptr)
+        ? lookback_carry<DEPTH, LANES>(ws.segments(), walk_from, walk_position, generation,
+                                       FROM_TILES ? window : nullptr)
         : h0 != nullptr ? h0[seq] : 0.0f;
     const float segment_carry =  // the state just before this segment
         reads_previous ? apply(previous_segment_map<SEGMENT>(ws.tiles(), previous_first, generation, previous), walked)
