@@ -1,9 +1,10 @@
 """Look-back workspaces and multi-pass scratch, one of each per (device, stream): calls on one
-stream run one after another on the GPU and can share them; calls on two streams never do. A CUDA graph keeps the workspace of
-the stream it was captured on: replay it stream-ordered with other rtscan calls on that stream
-(on that stream, or after synchronising), never concurrently with them. The layout is described in
-kernels_cu/tile_state.cuh. A new workspace is zeroed once; after that the kernel resets its own
-ticket and advances a generation, so no per-call memset is needed.
+stream run one after another on the GPU and can share them; calls on two streams never do. A CUDA
+graph keeps the workspace (and scratch) of the stream it was captured on: replay it stream-ordered
+with other rtscan calls on that stream (on that stream, or after synchronising), never
+concurrently with them. The layout is described in kernels_cu/tile_state.cuh. A new workspace is
+zeroed once; after that the kernel resets its own ticket and advances a generation, so no
+per-call memset is needed.
 
 The scratch of the multi-pass variants (kernels_cu/three_pass_index.cuh: each step's pair, each
 tile's aggregate and carry) is plain memory that every call writes before it reads it: never
