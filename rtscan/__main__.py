@@ -35,7 +35,7 @@ def info(_args) -> int:
             print(f"  {key}: {value:.0f}" if isinstance(value, float) else f"  {key}: {value}")
         for variant in VARIANTS.values():
             shapes = _kernels.shapes_for(variant, arch)
-            expressions = tuple(variant.name_expression(s) for s in shapes)
+            expressions = variant.expressions(shapes)
             entry = _compile.cache_path(variant.source, expressions, _compile.CompileOptions(arch=arch))
             state = "compiled (in the cache)" if entry.is_file() else "not compiled yet"
             print(f"  {variant.name}: {state}; shapes {', '.join(expressions)}")

@@ -45,7 +45,7 @@ def compile_variant(variant: Variant, arch: str, options: _compile.CompileOption
         with _lock:
             module = _modules.get(key)
             if module is None:
-                expressions = tuple(variant.name_expression(s) for s in shapes)
+                expressions = variant.expressions(shapes)
                 module = _compile.compile_cached(variant.source, expressions, options)
                 _modules[key] = module
     return module
@@ -69,7 +69,8 @@ def _prepare(device: int, loaded: Any, variant: Variant, shape: LaunchShape) -> 
 
 
 def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
-    """The loaded kernel for this device; the device's context must be current."""
+    """The loaded kernel for this device, or for a multi-pass variant a tuple of one kernel per
+    pass in launch order; the device's context must be current."""
     key = (device, variant.name, shape, _defines)
     loaded = _functions.get(key)
     if loaded is None:
@@ -79,9 +80,12 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
             if loaded is None:
                 handle = _driver.load_module(module.cubin)
                 for s in shapes_for(variant, device_arch(device)):
-                    name = module.lowered_names[variant.name_expression(s)]
-                    kernel = _driver.get_function(handle, name)
-                    _prepare(device, kernel, variant, s)
-                    _functions[(device, variant.name, s, _defines)] = kernel
+                    kernels = []
+                    for expression in variant.name_expressions(s):
+                        kernel = _driver.get_function(handle, module.lowered_names[expression])
+                        _prepare(device, kernel, variant, s)
+                        kernels.append(kernel)
+                    _functions[(device, variant.name, s, _defines)] = (
+                        tuple(kernels) if variant.pass_kernels else kernels[0])
                 loaded = _functions[key]
     return loaded

@@ -1,4 +1,5 @@
-"""rtscan.scan: validate everything, then one launch. Nothing is launched or written for bad input."""
+"""rtscan.scan: validate everything, then one launch (one per pass for a multi-pass variant).
+Nothing is launched or written for bad input."""
 
 from __future__ import annotations
 
@@ -137,6 +138,9 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
+    if chosen.pass_kernels:
+        _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle)
+        return
     function = _kernels.function(device, chosen, shape)
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
@@ -148,6 +152,28 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     _driver.launch(function, num_tiles, shape.block_threads, chosen.shared_bytes(shape), stream_handle,
                    ctypes.addressof(pointers))
+
+
+def _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):
+    """A multi-pass variant: its kernels and its scratch first (either may raise), then one launch
+    per pass on the stream, each in its own NVTX range. Every pass takes the same arguments."""
+    device = va.device
+    kernels = _kernels.function(device, chosen, shape)
+    scratch = _workspace.three_pass_scratch(device, stream_handle, shape.tile, num_tiles, chosen.keeps_pairs)
+    arguments = (
+        ctypes.c_void_p(va.pointer), ctypes.c_void_p(vb.pointer), ctypes.c_void_p(vout.pointer),
+        ctypes.c_void_p(vh0.pointer if vh0 is not None else 0), plan.layout, scratch,
+        ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
+    )
+    pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
+    grids = {"tiles": num_tiles, "sequences": plan.num_seqs}
+    for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
+        _nvtx.push(pass_kernel.range_name)
+        try:
+            _driver.launch(kernel, grids[pass_kernel.grid], shape.block_threads, chosen.shared_bytes(shape),
+                           stream_handle, ctypes.addressof(pointers))
+        finally:
+            _nvtx.pop()
 
 
 def _scan_host(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):

@@ -5,6 +5,13 @@ A pass is charged for the device memory it must read and write: every single-pas
 a and b once and writes h once. The look-back's descriptors (the ticket, a tile's aggregate, a
 segment's aggregate and end state, the windows a look-back reads) are listed separately: they
 are a few words per tile and stay in L2, so they are not charged against the copy bandwidth.
+
+The three-pass variants (kernels_cu/three_pass.cu) are one Pass per launch. three_pass: pass 1
+reads a and b and writes every step's pair (A_t, B_t), pass 3 reads the pairs and writes h:
+float32 8 + 8, then 8 + 4 = 28 bytes a step. three_pass_reduce: pass 1 reads a and b, pass 3
+reads them again and writes h: 8, then 8 + 4 = 20 bytes a step. The tile aggregates and carries
+that pass 2 scans are a few words per tile, listed like the look-back's descriptors: pass 2 moves
+no step's bytes, and its time (one block per sequence walking its aggregates) is not modelled.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ class Pass:
     name: str
     read_bytes: int       # device memory read once
     written_bytes: int    # device memory written once
-    descriptor_bytes: int  # L2 traffic of the look-back protocol, at least this much
+    descriptor_bytes: int  # per-tile words: the look-back protocol's, or three-pass aggregates and carries
 
     @property
     def memory_bytes(self) -> int:
@@ -30,8 +37,10 @@ class Pass:
 
 def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, itemsize: int) -> list[Pass]:
     """The passes of one call on `num_seqs` sequences of `length` steps with launch shape `shape`."""
+    if variant.pass_kernels:
+        return _three_passes(variant, shape, num_seqs, length, itemsize)
     if variant.passes != 1:
-        raise NotImplementedError(f"no traffic model yet for the {variant.passes}-pass variant {variant.name}")
+        raise NotImplementedError(f"no traffic model for the {variant.passes}-pass variant {variant.name}")
     elements = num_seqs * length
     tiles_per_seq = -(-length // shape.tile)
     tiles = num_seqs * tiles_per_seq
@@ -44,6 +53,22 @@ def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, ite
         descriptors = tiles * WORD * (1 + 2 + 3 * shape.walk_lanes) + segments * 3 * WORD
     return [Pass("scan", read_bytes=2 * itemsize * elements, written_bytes=itemsize * elements,
                  descriptor_bytes=descriptors)]
+
+
+def _three_passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, itemsize: int) -> list[Pass]:
+    elements = num_seqs * length
+    tiles = num_seqs * -(-length // shape.tile)
+    steps = 2 * itemsize * elements  # a and b, or the pairs' A and B
+    first, carries, last = (kernel.range_name for kernel in variant.pass_kernels)
+    return [
+        # pass 1 writes each tile's aggregate (2 words)
+        Pass(first, read_bytes=steps, written_bytes=steps if variant.keeps_pairs else 0,
+             descriptor_bytes=2 * itemsize * tiles),
+        # pass 2 reads the aggregates and h0, writes a carry per tile
+        Pass(carries, read_bytes=0, written_bytes=0, descriptor_bytes=3 * itemsize * tiles + itemsize * num_seqs),
+        # pass 3 reads its tile's carry
+        Pass(last, read_bytes=steps, written_bytes=itemsize * elements, descriptor_bytes=itemsize * tiles),
+    ]
 
 
 def predicted_us(model: list[Pass], copy_bytes: int, copy_us: float) -> float:

@@ -56,6 +56,15 @@ def _shape(entry: dict, vec: int) -> LaunchShape:
 
 
 @dataclass(frozen=True)
+class PassKernel:
+    """One launch of a multi-pass variant, in launch order."""
+    range_name: str              # its NVTX range in domain "rtscan", e.g. "three_pass/1 tiles"
+    template: str                # C++ template, instantiated with the LaunchShape fields in `arguments`
+    arguments: tuple[str, ...]
+    grid: str                    # "tiles": one block per tile; "sequences": one block per sequence
+
+
+@dataclass(frozen=True)
 class Variant:
     name: str
     source: str          # file under kernels_cu/
@@ -65,6 +74,9 @@ class Variant:
     table: dict          # tuning table in rtscan/tuning.py
     arguments: tuple[str, ...] = LOOKBACK_ARGUMENTS  # LaunchShape fields, in template order
     dynamic_shared: Callable[[LaunchShape], int] = staged_tile_bytes  # bytes one block's launch passes
+    pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
+    keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
+    device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
@@ -89,10 +101,23 @@ class Variant:
         return tuple(dict.fromkeys(shapes))
 
     def name_expression(self, shape: LaunchShape) -> str:
+        """The (first) kernel's instantiation for `shape`."""
         return f"{self.template}<{', '.join(str(getattr(shape, field)) for field in self.arguments)}>"
 
+    def name_expressions(self, shape: LaunchShape) -> tuple[str, ...]:
+        """Every launch's instantiation for `shape`, in launch order."""
+        if not self.pass_kernels:
+            return (self.name_expression(shape),)
+        return tuple(f"{k.template}<{', '.join(str(getattr(shape, field)) for field in k.arguments)}>"
+                     for k in self.pass_kernels)
+
+    def expressions(self, shapes) -> tuple[str, ...]:
+        """What one NVRTC program for `shapes` instantiates, each once (shapes may share a pass's kernel)."""
+        return tuple(dict.fromkeys(e for shape in shapes for e in self.name_expressions(shape)))
+
     def traffic_bytes(self, elements: int, itemsize: int) -> int:
-        """Bytes the variant moves through device memory: read a and b, write h, once each."""
+        """The least bytes any scan must move (read a and b, write h, once each): what GB/s figures
+        count, for every variant alike; what a variant moves is model.py's."""
         return 3 * itemsize * elements
 
 
@@ -100,6 +125,22 @@ def _lookback(name: str, description: str, table: dict) -> Variant:
     """A specialisation of kernels_cu/lookback.cu's lookback_scan: its table's shapes set it apart."""
     return Variant(name=name, source="lookback.cu", template="rtscan::lookback_scan",
                    description=f"single-pass decoupled look-back{description}", passes=1, table=table)
+
+
+# The three-pass forms (kernels_cu/three_pass.cu): one template argument list for passes 1 and 3,
+# pass 2 reads its aggregates one per lane (no VEC).
+TILE_PASS_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks")
+CARRY_PASS_ARGUMENTS = ("block_threads", "items", "min_blocks")
+
+
+def _three_pass(name: str, description: str, table: dict, first: tuple[str, str], last: tuple[str, str],
+                keeps_pairs: bool, device_traffic: str) -> Variant:
+    kernels = (PassKernel(f"{name}/1 {first[0]}", f"rtscan::{first[1]}", TILE_PASS_ARGUMENTS, "tiles"),
+               PassKernel(f"{name}/2 carries", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS, "sequences"),
+               PassKernel(f"{name}/3 {last[0]}", f"rtscan::{last[1]}", TILE_PASS_ARGUMENTS, "tiles"))
+    return Variant(name=name, source="three_pass.cu", template=kernels[0].template, description=description,
+                   passes=3, table=table, arguments=TILE_PASS_ARGUMENTS, dynamic_shared=no_dynamic_shared,
+                   pass_kernels=kernels, keeps_pairs=keeps_pairs, device_traffic=device_traffic)
 
 
 VARIANTS = {
@@ -135,6 +176,18 @@ VARIANTS = {
         arguments=("block_threads", "items", "vec", "min_blocks", "lookback_depth"),
         dynamic_shared=blelloch_tree_bytes,
     ),
+    "three_pass": _three_pass(
+        "three_pass", "three passes, no look-back (the seed's multi-block version): each tile scanned from the "
+        "identity, writing every step's map from the tile start and the tile's aggregate; the aggregates of each "
+        "sequence scanned into carries; each step's state = its map applied to its tile's carry",
+        tuning.THREE_PASS, ("tiles", "three_pass_tile_pairs"), ("apply", "three_pass_apply_pairs"), True,
+        "7 * itemsize (read a, b; write the pairs; read the pairs; write h)"),
+    "three_pass_reduce": _three_pass(
+        "three_pass_reduce", "reduce-then-scan in three passes, no look-back: each tile reduced to its aggregate; "
+        "the aggregates of each sequence scanned into carries; each tile scanned again from its carry",
+        tuning.THREE_PASS_REDUCE, ("aggregates", "three_pass_tile_aggregates"), ("rescan", "three_pass_rescan"),
+        False,
+        "5 * itemsize (read a, b; read a, b again; write h)"),
 }
 
 AUTO = "lookback_regs"
@@ -158,7 +211,7 @@ def variants() -> list[dict]:
             "auto": v.name == AUTO,
             "description": v.description,
             "passes": v.passes,
-            "traffic_bytes_per_element": "3 * itemsize (read a, read b, write h)",
+            "traffic_bytes_per_element": v.device_traffic,
             "tuning": {f"{arch}/{dtype}": {kind: dict(shape) for kind, shape in entry.items()}
                        for (arch, dtype), entry in v.table.items()},
         }

@@ -73,6 +73,18 @@ BLELLOCH = {("sm_80", "float32"): {kind: {
 } for kind in ("long", "short")}}
 
 
+# The three-pass forms (kernels_cu/three_pass.cu): no look-back, so the look-back fields are
+# placeholders (depth 0, one walking lane, one tile per segment: tiles never wait for one another).
+# Not measured; 256 x 16 at min_blocks 2 is spill-free on sm_80-sm_100 for every pass, 16-byte and
+# scalar (ptxas, tests/test_three_pass_mirror.py; at most 128 registers, the rescan on the scalar path).
+_THREE_PASS_SHAPE = {
+    "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 0, "register_items": 0,
+    "walk_lanes": 1, "segment_tiles": 1, "source": "not measured: spill-free by ptxas on sm_80-sm_100",
+}
+THREE_PASS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
+THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
+
+
 @functools.lru_cache(maxsize=None)  # every scan() looks its shape up: keep the regex off that path
 def _arch_number(arch: str) -> int:
     match = re.match(r"^sm_(\d+)", arch)

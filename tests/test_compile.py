@@ -29,7 +29,8 @@ def test_compile_every_variant(name, arch):
     assert int(arch[3:]) in ((flags >> 8) & 0xFF, flags & 0xFF), hex(flags)
     shapes = _kernels.shapes_for(variant, arch)
     assert any(shape.vec == 1 for shape in shapes), "every variant needs a scalar shape for strided input"
-    expressions = [variant.name_expression(shape) for shape in shapes]
+    assert all(len(variant.name_expressions(shape)) == variant.passes for shape in shapes), "one kernel per pass"
+    expressions = variant.expressions(shapes)
     assert len(set(expressions)) == len(expressions)
     assert set(module.lowered_names) == set(expressions)
     for expression in expressions:

@@ -111,9 +111,13 @@ def test_traffic_model():
 # What each kernel assumes for the launch-shape fields its template does not take
 # (kernels_cu/hillis_steele.cu: one step per thread; both use tile_carry's warp walk over
 # segments of 32 tiles, tile_state.cuh).
+# The three-pass kernels have no look-back: their placeholders say so (tuning.py).
+NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1}
 FIXED_BY_THE_KERNEL = {
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
+    "three_pass": NO_LOOKBACK,
+    "three_pass_reduce": NO_LOOKBACK,
 }
 
 
@@ -125,6 +129,35 @@ def test_fields_a_kernel_does_not_take_have_the_values_it_assumes(name):
     for arch in ("sm_80", "sm_90", "sm_100"):
         for shape in variant.launch_shapes(arch, "float32"):
             assert {field: getattr(shape, field) for field in fixed} == fixed, (arch, shape)
+
+
+@pytest.mark.parametrize("name,first,last", [("three_pass", "tile_pairs", "apply_pairs"),
+                                             ("three_pass_reduce", "tile_aggregates", "rescan")])
+def test_three_pass_variants_name_one_kernel_per_pass(name, first, last):
+    variant = registry.resolve(name)
+    assert variant.passes == 3 == len(variant.pass_kernels) and variant.source == "three_pass.cu"
+    assert [k.template for k in variant.pass_kernels] == [f"rtscan::three_pass_{first}", "rtscan::three_pass_carries",
+                                                          f"rtscan::three_pass_{last}"]
+    assert [k.grid for k in variant.pass_kernels] == ["tiles", "sequences", "tiles"]
+    assert [k.range_name.split()[0] for k in variant.pass_kernels] == [f"{name}/1", f"{name}/2", f"{name}/3"]
+    assert variant.keeps_pairs == (name == "three_pass")
+    for arch in ("sm_80", "sm_90", "sm_100"):
+        for shape in variant.launch_shapes(arch, "float32"):
+            expressions = variant.name_expressions(shape)
+            assert expressions[0] == variant.name_expression(shape)
+            assert expressions[1] == f"rtscan::three_pass_carries<{shape.block_threads}, {shape.items}, " \
+                                     f"{shape.min_blocks}>"
+            assert expressions[2] == expressions[0].replace(first, last)
+    # The scalar and 16-byte shapes share pass 2's kernel: one program instantiates it once.
+    shapes = variant.launch_shapes("sm_90", "float32")
+    assert len(variant.expressions(shapes)) == 2 * len(shapes) + 1
+
+
+def test_listing_gives_each_variant_its_device_traffic():
+    listing = {entry["name"]: entry for entry in rtscan.variants()}
+    assert listing["three_pass"]["traffic_bytes_per_element"].startswith("7 * itemsize")
+    assert listing["three_pass_reduce"]["traffic_bytes_per_element"].startswith("5 * itemsize")
+    assert listing["lookback_regs"]["traffic_bytes_per_element"].startswith("3 * itemsize")
 
 
 def test_every_field_left_out_of_a_template_is_pinned():

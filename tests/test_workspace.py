@@ -43,6 +43,7 @@ def fake(monkeypatch):
         if name not in ("call", "Event", "gpu_status", "NoDeviceError", "DriverError", "Any"):
             monkeypatch.setattr(_driver, name, getattr(driver, name))
     monkeypatch.setattr(_workspace, "_workspaces", {})
+    monkeypatch.setattr(_workspace, "_scratch", {})
     monkeypatch.setattr(_workspace, "_retired", [])
     return driver
 
@@ -112,6 +113,53 @@ def test_no_growth_during_capture(fake):
         _workspace.acquire(0, 7, 10**5)
     with pytest.raises(RtscanError, match="capture"):
         _workspace.acquire(0, 8, 10)  # a first workspace cannot be made during capture either
+
+
+def test_scratch_grows_geometrically_is_never_zeroed_and_keeps_the_old_one(fake):
+    first = _workspace.scratch(0, 7, 100)
+    assert fake.calls == [("alloc", first, _workspace.MIN_SCRATCH_BYTES)]  # written before read: no memset
+    fake.calls.clear()
+    assert _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES) == first and fake.calls == []
+    grown = _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES + 1)
+    assert fake.calls == [("alloc", grown, 2 * _workspace.MIN_SCRATCH_BYTES)]
+    assert any(old.pointer == first for old in _workspace._retired)
+    assert _workspace.scratch(0, 8, 10) != grown  # another stream, another scratch
+
+
+def test_scratch_and_lookback_workspace_are_apart(fake):
+    workspace = _workspace.acquire(0, 7, 10)
+    assert _workspace.scratch(0, 7, 10) != workspace.ticket
+
+
+def test_no_scratch_growth_during_capture(fake):
+    _workspace.scratch(0, 7, 10)
+    fake.capturing = True
+    assert _workspace.scratch(0, 7, 1000)  # fits: fine while capturing
+    with pytest.raises(RtscanError, match="multi-pass scratch .* capture.*largest size"):
+        _workspace.scratch(0, 7, 10**8)
+    with pytest.raises(RtscanError, match="capture"):
+        _workspace.scratch(0, 8, 10)
+
+
+@pytest.mark.parametrize("keeps_pairs", [True, False])
+@pytest.mark.parametrize("tile,tiles", [(4096, 1), (4096, 3), (96, 7), (64, 65536)])
+def test_three_pass_scratch_is_carved_into_aligned_disjoint_arrays(fake, keeps_pairs, tile, tiles):
+    """The pairs (two arrays of tile * tiles words, three_pass only), then aggregates a and b and
+    the carries (one word per tile each), in kernels_cu/three_pass_index.cuh's field order."""
+    carved = _workspace.three_pass_scratch(0, 7, tile, tiles, keeps_pairs)
+    (alloc,) = [call for call in fake.calls if call[0] == "alloc"]
+    base, nbytes = alloc[1], alloc[2]
+    sizes = {"pair_a": 4 * tile * tiles, "pair_b": 4 * tile * tiles, "aggregate_a": 4 * tiles,
+             "aggregate_b": 4 * tiles, "carry": 4 * tiles}
+    names = [name for name, _ in _workspace.ThreePassScratch._fields_]
+    assert names == list(sizes)
+    used = [(getattr(carved, name), sizes[name]) for name in names if keeps_pairs or not name.startswith("pair")]
+    if not keeps_pairs:
+        assert carved.pair_a is None and carved.pair_b is None  # null pointers
+    for (start, size), (following, _) in zip(used, used[1:]):
+        assert start + size <= following
+    assert all(start % 16 == 0 and start >= base for start, _ in used)
+    assert used[-1][0] + used[-1][1] <= base + nbytes
 
 
 def test_reserve_grows_ahead(fake):

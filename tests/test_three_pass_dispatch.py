@@ -1,0 +1,100 @@
+"""rtscan/_scan.py's dispatch of a multi-pass variant, on the CPU with the driver replaced by a
+recorder: its kernels and scratch are settled before the first launch, then one launch per pass
+in order, each in its NVTX range, with the grid of its kind (tiles or sequences); a scratch that
+cannot grow (CUDA graph capture) stops the call before anything is launched. The single-pass
+path is left as it was: one launch, no scratch."""
+
+from __future__ import annotations
+
+import pytest
+
+from rtscan import RtscanError, _arrays, _driver, _kernels, _nvtx, _scan, _workspace, registry
+
+
+class Recorder:
+    def __init__(self):
+        self.events, self.capturing = [], False
+
+    def launch(self, function, grid, block, shared_bytes, stream, params_address):
+        self.events.append(("launch", function, grid, block, shared_bytes, stream))
+
+    def alloc(self, nbytes):
+        self.events.append(("alloc", nbytes))
+        return 0x100000 * (1 + len(self.events))
+
+    def function(self, device, variant, shape):
+        self.events.append(("function", variant.name))
+        names = [k.template for k in variant.pass_kernels]
+        return tuple(names) if names else variant.template
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    record = Recorder()
+    monkeypatch.setattr(_driver, "make_current", lambda device: None)
+    monkeypatch.setattr(_driver, "launch", record.launch)
+    monkeypatch.setattr(_driver, "alloc", record.alloc)
+    monkeypatch.setattr(_driver, "memset_async", lambda *args: None)
+    monkeypatch.setattr(_driver, "memset32_async", lambda *args: None)
+    monkeypatch.setattr(_driver, "stream_is_capturing", lambda stream: record.capturing)
+    monkeypatch.setattr(_kernels, "device_arch", lambda device: "sm_90")
+    monkeypatch.setattr(_kernels, "function", record.function)
+    monkeypatch.setattr(_nvtx, "push", lambda name: record.events.append(("push", name)))
+    monkeypatch.setattr(_nvtx, "pop", lambda: record.events.append(("pop",)))
+    monkeypatch.setattr(_workspace, "_workspaces", {})
+    monkeypatch.setattr(_workspace, "_scratch", {})
+    monkeypatch.setattr(_workspace, "_retired", [])
+    return record
+
+
+def views(shape, pointer=0x7000000):
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, running)
+        running *= extent
+    size = running
+    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i, tuple(shape), tuple(strides), "float32", 0)
+            for i in range(3)]
+
+
+def launch(name, shape, stream=5):
+    va, vb, vout = views(shape)
+    _scan._launch(registry.resolve(name), va, vb, None, vout, len(shape) - 1, False, stream)
+
+
+@pytest.mark.parametrize("name", ["three_pass", "three_pass_reduce"])
+def test_three_launches_in_order_after_kernels_and_scratch(recorder, name):
+    variant = registry.resolve(name)
+    launch(name, (3, 10000))
+    tile = variant.launch_shape("sm_90", "float32", 4, 10000).tile
+    tiles = 3 * -(-10000 // tile)
+    kinds = [event[0] for event in recorder.events]
+    assert kinds == ["function", "alloc"] + ["push", "launch", "pop"] * 3
+    launches = [event for event in recorder.events if event[0] == "launch"]
+    assert [event[1] for event in launches] == [k.template for k in variant.pass_kernels]
+    assert [event[2] for event in launches] == [tiles, 3, tiles]  # pass 2: one block per sequence
+    assert all(event[3] == 256 and event[4] == 0 and event[5] == 5 for event in launches)
+    ranges = [event[1] for event in recorder.events if event[0] == "push"]
+    assert ranges == [k.range_name for k in variant.pass_kernels]
+    (alloc,) = [event for event in recorder.events if event[0] == "alloc"]
+    pairs = 2 * 4 * tile * tiles if variant.keeps_pairs else 0
+    assert alloc[1] >= pairs + 3 * 4 * tiles
+
+
+def test_no_launch_when_the_scratch_cannot_grow_during_capture(recorder):
+    launch("three_pass", (1, 1000))
+    recorder.events.clear()
+    recorder.capturing = True
+    launch("three_pass", (1, 1000))  # fits the scratch it has: fine while capturing
+    assert [e[0] for e in recorder.events].count("launch") == 3
+    recorder.events.clear()
+    with pytest.raises(RtscanError, match="capture"):
+        launch("three_pass", (64, 1 << 16))
+    assert not [event for event in recorder.events if event[0] == "launch"]
+
+
+def test_single_pass_variants_keep_one_launch_and_no_scratch(recorder):
+    launch("lookback_regs", (3, 10000))
+    launches = [event for event in recorder.events if event[0] == "launch"]
+    assert len(launches) == 1 and launches[0][1] == "rtscan::lookback_scan"
+    assert not _workspace._scratch and not [e for e in recorder.events if e[0] == "push"]

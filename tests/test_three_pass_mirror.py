@@ -1,0 +1,262 @@
+"""The CPU mirror of the three-pass kernels (tests/mirrors/three_pass_mirror.cpp), built by the
+host C++ compiler from the kernels' own headers, and its broken twins; NVRTC and ptxas on the
+kernels.
+
+- The mirror of each form agrees with the float64 reference on lengths around tile edges and
+  pass 2's chunk edges, primes, batches, strided time, reverse and h0.
+- Each broken twin is the mirror built against a copy of kernels_cu/ with one deliberate mistake
+  in three_pass_index.cuh (where the passes keep and find their values, how the carry is handed
+  on) or in the headers it shares with the other kernels: every one must be caught, for every
+  form it applies to.
+- NVRTC compiles three_pass.cu for every supported architecture; ptxas (where nvcc is installed)
+  finds the tuning table's shape free of spills.
+- On a GPU, each form gives the mirror's bits.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import _mirrors
+from _mirrors import needs_compiler
+from rtscan import _compile, registry
+
+# Launch shapes compiled into the mirror (RTSCAN_THREE_PASS_SHAPES): id -> (form, block_threads,
+# items, vec). The ids of three_pass_reduce are those of three_pass plus 10.
+FORMS = {"three_pass": 0, "three_pass_reduce": 10}
+SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4)}
+ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
+
+# name -> (file under kernels_cu/, exact text, replacement, forms it applies to)
+BOTH = tuple(FORMS)
+BROKEN_TWINS = {
+    # operands swapped where a carry is applied
+    "pair_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(through.a, carry, through.b);",
+                                    "return multiply_add(through.b, carry, through.a);", ("three_pass",)),
+    "rescan_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(before.a, carry, before.b);",
+                                      "return multiply_add(before.b, carry, before.a);", ("three_pass_reduce",)),
+    "carry_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(before.a, running, before.b);",
+                                     "return multiply_add(before.b, running, before.a);", BOTH),
+    # an index off by one
+    "pair_slot_overlaps_next_tile": ("three_pass_index.cuh", "return tile * TILE;", "return tile * (TILE - 1);",
+                                     ("three_pass",)),
+    "pair_slot_off_by_one": ("three_pass_index.cuh", "return tile * TILE;", "return tile * TILE + 1;",
+                             ("three_pass",)),
+    "aggregate_slot_off_by_one": ("three_pass_index.cuh",
+                                  "long long aggregate_slot(long long tile) {\n    return tile;",
+                                  "long long aggregate_slot(long long tile) {\n    return tile + 1;", BOTH),
+    "sequence_slots_off_by_one": ("three_pass_index.cuh", "return seq * tiles_per_seq;",
+                                  "return seq * tiles_per_seq + 1;", BOTH),
+    "lane_step_off_by_one": ("indexing.cuh", "return span_start + chunk * WARP_SIZE * VEC + lane * VEC;",
+                             "return span_start + chunk * WARP_SIZE * VEC + lane * VEC + 1;", BOTH),
+    # a wrong carry into a sequence's first tile
+    "first_tile_carry_of_sequence_0": ("three_pass_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
+                                       "return h0 != nullptr ? h0[0] : 0.0f;", BOTH),
+    "first_tile_carry_ignores_h0": ("three_pass_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
+                                    "return h0 != nullptr ? 0.0f : 0.0f;", BOTH),
+    # pass 3 takes another tile's carry
+    "pass3_takes_previous_tiles_carry": ("three_pass_index.cuh",
+                                         "long long carry_slot(long long tile) {\n    return tile;",
+                                         "long long carry_slot(long long tile) {\n    return tile - 1;", BOTH),
+    "pass3_takes_next_tiles_carry": ("three_pass_index.cuh", "long long carry_slot(long long tile) {\n    return tile;",
+                                     "long long carry_slot(long long tile) {\n    return tile + 1;", BOTH),
+    # the shared combine
+    "compose_operands_swapped": ("affine.cuh", "multiply_add(later.a, earlier.b, later.b)",
+                                 "multiply_add(earlier.a, later.b, earlier.b)", BOTH),
+    "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;", BOTH),
+}
+TWIN_CASES = [pytest.param(twin, form, id=f"{form}-{twin}") for twin, (*_, forms) in sorted(BROKEN_TWINS.items())
+              for form in forms]
+
+build_mirror = functools.partial(_mirrors.Mirror, "three_pass_mirror.cpp", "rtscan_three_pass_mirror")
+mirror = _mirrors.module_fixture(build_mirror)
+
+
+def tile_of(shape_id):
+    block_threads, items, _ = SHAPES[shape_id % 10]
+    return block_threads * items
+
+
+# (shape id within a form, array shape, dim, reverse, with h0). Shape 2 has 64-step tiles and
+# chunks of 64 tiles in pass 2 (4096 steps a chunk), so 70 chunks fit in 286 725 steps.
+def form_cases():
+    big, tiny, odd = tile_of(0), tile_of(2), tile_of(3)
+    chunk = 64 * tiny  # steps per pass-2 chunk of shape 2
+    return [
+        (2, (1,), -1, False, True),
+        (2, (2, 2), -1, True, False),
+        (2, (3, 5 * tiny), -1, False, True),  # every tile full, the last one too
+        (2, (chunk - 1,), -1, False, True),
+        (2, (chunk + 1,), -1, True, True),
+        (2, (70 * chunk + 5,), -1, False, True),  # pass 2 through 71 chunks
+        (2, (2, 3 * chunk + 4099), -1, True, False),  # 4099 is prime
+        (3, (37 * odd + 5,), -1, False, False),
+        (3, (3, 2 * odd + 7, 4), 1, False, True),  # time stride 4, batch axes (3, 4) not mergeable
+        (3, (2, 3, 5 * odd + 1), 0, True, False),  # dim 0 of a 3-d array: two batch axes
+        (4, (5, 2 * tile_of(4) + 36), -1, False, True),
+        (4, (3, 1009, 2), 1, True, True),  # time stride 2
+        (0, (big - 1,), -1, False, False),
+        (0, (big,), -1, False, True),
+        (0, (2, 3 * big + 1), -1, False, True),
+        (1, (2, 2 * big + 31), -1, True, True),
+        (1, (3, big + 7, 2), 1, False, True),
+    ]
+
+
+def cases(form):
+    return [(shape_id + FORMS[form], *rest) for shape_id, *rest in form_cases()]
+
+
+ALL_CASES = [pytest.param(case, id=_mirrors.case_id(case)) for form in FORMS for case in cases(form)]
+
+
+@needs_compiler
+@pytest.mark.parametrize("case", ALL_CASES)
+def test_mirror_matches_reference(mirror, case):
+    problems = _mirrors.check_case(mirror, np.random.default_rng(), case)
+    assert not problems, problems
+
+
+@needs_compiler
+@pytest.mark.parametrize("form", FORMS)
+def test_nan_propagates_as_in_the_reference(mirror, form):
+    """A NaN offset in one step makes that step and every later one NaN, nothing before it: pass
+    2 hands the NaN on through the carries, not back."""
+    import _checks
+
+    rng = np.random.default_rng()
+    length = 70 * 64 * tile_of(2) + 5
+    a, b = _mirrors.draw(rng, (length,))
+    b[int(rng.integers(tile_of(2), length))] = np.nan
+    out = mirror.scan(2 + FORMS[form], a, b)
+    _checks.assert_close(out, _checks.expected(a, b), _checks.running_scale(a, b), "one NaN")
+
+
+@needs_compiler
+def test_the_forms_agree_bitwise_on_what_they_share(mirror):
+    """Both forms scan each tile in block_scan.cuh's association and hand the carry on through the
+    same pass 2; with exact data (states are small integers) they give the same bits."""
+    rng = np.random.default_rng()
+    a, b = _mirrors.draw(rng, (3, 70 * 64 * tile_of(2) + 5), exact=True)
+    h0 = _mirrors.draw_h0(rng, a.shape, -1, exact=True)
+    assert np.array_equal(mirror.scan(2, a, b, h0), mirror.scan(12, a, b, h0))
+
+
+@needs_compiler
+@pytest.mark.parametrize("twin,form", TWIN_CASES)
+def test_every_broken_twin_is_caught(twin, form, tmp_path):
+    file, text, replacement, _ = BROKEN_TWINS[twin]
+    _mirrors.assert_twin_caught(build_mirror, twin, (file, text, replacement), cases(form), tmp_path)
+
+
+def test_each_form_has_at_least_four_twins_of_its_own_kinds():
+    """At least four per form, among them an operand swap where a carry is applied, an index off
+    by one, a wrong carry for a sequence's first tile, and pass 3 taking another tile's carry."""
+    for form in FORMS:
+        names = [twin for twin, (*_, forms) in BROKEN_TWINS.items() if form in forms]
+        assert len(names) >= 4, form
+        for kind in ("apply_operands_swapped", "off_by_one", "first_tile_carry", "pass3_takes"):
+            assert any(kind in name for name in names), (form, kind)
+
+
+# The kernels' instantiations: the tuning table's shape for each architecture, both paths.
+def expressions_for(arch):
+    return tuple(e for name in FORMS for e in registry.resolve(name).expressions(
+        registry.resolve(name).launch_shapes(arch, "float32")))
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_nvrtc_compiles_three_pass_for_every_arch(arch):
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-python) is not installed")
+    expressions = tuple(dict.fromkeys(expressions_for(arch)))
+    module = _compile.nvrtc_compile("three_pass.cu", expressions, _compile.CompileOptions(arch=arch))
+    assert module.cubin[:4] == b"\x7fELF", arch
+    assert set(module.lowered_names) == set(expressions), arch
+    for expression, lowered in module.lowered_names.items():
+        assert lowered.startswith("_Z") and lowered.encode() in module.cubin, f"{arch}: {expression} -> {lowered}"
+
+
+NVCC = shutil.which("nvcc")
+
+
+def resource_usage(arch, expressions, directory):
+    """ptxas's (kernel, registers, spill store bytes, spill load bytes) for each instantiation."""
+    signature = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::ThreePassScratch, "
+                 "long long, long long")
+    wrapper = directory / "instantiate.cu"
+    wrapper.write_text('#include "three_pass.cu"\n' + "".join(
+        f"template __global__ void {expression}({signature});\n" for expression in expressions))
+    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
+                             "--resource-usage", "-o", str(directory / "out.cubin"), str(wrapper)],
+                            check=True, capture_output=True, text=True)
+    text = result.stdout + result.stderr
+    found = re.findall(r"Function properties for (\S+)\n.*?(\d+) bytes spill stores, (\d+) bytes spill loads"
+                       r".*?Used (\d+) registers", text, re.S)
+    return [(name, int(registers), int(stores), int(loads)) for name, stores, loads, registers in found], text
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+def test_registered_shapes_do_not_spill(arch, tmp_path):
+    """The claim in rtscan/tuning.py: every pass of both forms, 16-byte and scalar, spill-free."""
+    expressions = tuple(dict.fromkeys(expressions_for(arch)))
+    usage, text = resource_usage(arch, expressions, tmp_path)
+    assert len(usage) == len(expressions), text
+    assert all(stores == 0 and loads == 0 for _, _, stores, loads in usage), text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("tiles", [1, 3, 40])
+@pytest.mark.parametrize("vec", [4, 1])
+def test_gpu_equals_mirror_bitwise(mirror, form, tiles, vec):
+    """The registered shape on the GPU gives the mirror's bits, on the 16-byte path and on the
+    scalar path (time stride 2)."""
+    import torch
+
+    import rtscan
+    from rtscan import _kernels
+
+    shape = registry.resolve(form).launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40)
+    wanted = (shape.block_threads, shape.items, shape.vec)
+    shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
+    if shape_id is None:
+        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
+    a, b = _mirrors.draw(np.random.default_rng(), (2, tiles * shape.tile + (124 if vec == 4 else 123)))
+
+    def on_gpu(array):
+        if vec == 4:
+            return torch.from_numpy(array).cuda()
+        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
+
+    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=form).cpu().numpy()
+    cpu = mirror.scan(shape_id + FORMS[form], a, b)
+    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", FORMS)
+def test_gpu_pass_2_over_several_chunks(form):
+    """A sequence of more tiles than pass 2 scans in one chunk (4096 of the registered shape), and
+    a batch, against the reference; the mirror covers the same walk at small shapes."""
+    import torch
+
+    import _checks
+    import rtscan
+    from rtscan import _kernels
+
+    shape = registry.resolve(form).launch_shape(_kernels.device_arch(0), "float32", 4, 1 << 40)
+    chunk_steps = shape.block_threads * shape.items * shape.tile
+    rng = np.random.default_rng()
+    for array_shape in ((chunk_steps + 3 * shape.tile + 5,), (2, chunk_steps // 2 + 7)):
+        a, b = _mirrors.draw(rng, array_shape)
+        h0 = _mirrors.draw_h0(rng, array_shape, -1, exact=False)
+        out = rtscan.scan(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), h0=torch.from_numpy(h0).cuda(),
+                          variant=form).cpu().numpy()
+        _checks.assert_close(out, _checks.expected(a, b, h0), _checks.running_scale(a, b, h0), f"{form} {array_shape}")
