@@ -103,11 +103,8 @@ hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, flo
         warp == 0 ? lane_inclusive : compose(lane_inclusive, warps_through[warps_before(warp)]);
 
     if (warp == 0) {
-        // FROM_TILES false: the nearest segment's map is taken from its aggregate, because reading
-        // its tiles would spill at 40 registers (ptxas, tests/test_hillis_steele_mirror.py).
-        const float carry = tile_carry<LOOKBACK_DEPTH, WARP_SIZE, SEGMENT_TILES, false>(
-            ws, h0, shared_tile, shared_seq, shared_chunk, tiles_per_seq, shared_generation, warps_through[WARPS - 1],
-            shared_parked);
+        const float carry = tile_carry<LOOKBACK_DEPTH>(ws, h0, shared_tile, shared_seq, shared_chunk, tiles_per_seq,
+                                                       shared_generation, warps_through[WARPS - 1], shared_parked);
         if (lane == 0) shared_carry = carry;
         if (shared_generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     }

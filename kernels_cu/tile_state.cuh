@@ -4,9 +4,7 @@
 // Two levels. Consecutive tiles of one sequence form segments of SEGMENT_TILES (32) tiles. The
 // carry into a tile is (the composed maps of the earlier tiles of its segment) applied to (the
 // state at the end of the previous segment). The first factor needs only the segment mates'
-// aggregates, one warp-wide read. The second is the previous segment's map, one more warp-wide
-// read of its tiles' aggregates, applied to the state before that segment, which a decoupled
-// look-back over segments finds.
+// aggregates, one warp-wide read; the second is found by a decoupled look-back over segments.
 // One level over tiles would walk and fold one tile per step, and on an H200 that walk, not the
 // memory, bounded the scan (profiling/PREDICTIONS.md, P1 and P4): a segment step covers 32 tiles.
 //
@@ -40,8 +38,7 @@
 //
 // Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],
 // B[g]) with (A[g], B[g]) the segment's aggregate, and the look-back rebuilds exactly that chain
-// from whichever finished segment it finds, one fma per segment; the last link, from the previous
-// segment's tiles, is the same fma on the same bits (previous_segment_map). The in-segment factor is a
+// from whichever finished segment it finds, one fma per segment. The in-segment factor is a
 // fixed-order warp scan of the segment mates' aggregates (warp_scan.cuh). Neither depends on
 // which predecessors happened to be finished, so the output is bitwise identical run to run.
 #pragma once
@@ -153,40 +150,15 @@ struct PredecessorView {
     float state, a, b;
 };
 
-// One predecessor's three words as loaded, before any is looked at: the protocol issues several
-// such reads back to back and only then uses them, so their round trips overlap (P11).
-struct PredecessorWords {
-    word64 inclusive, aggregate_a, aggregate_b;
-};
-
-__device__ __forceinline__ PredecessorWords load_predecessor(const Descriptors& level, long long predecessor) {
-    return {load_relaxed_gpu(level.inclusive + predecessor), load_relaxed_gpu(level.aggregate_a + predecessor),
-            load_relaxed_gpu(level.aggregate_b + predecessor)};
-}
-
-__device__ __forceinline__ PredecessorView view_of(const PredecessorWords& words, unsigned generation) {
-    return {word_tag(words.inclusive) == generation,
-            word_tag(words.aggregate_a) == generation && word_tag(words.aggregate_b) == generation,
-            word_value(words.inclusive), word_value(words.aggregate_a), word_value(words.aggregate_b)};
-}
-
 __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& level, long long predecessor,
                                                             unsigned generation) {
-    return view_of(load_predecessor(level, predecessor), generation);
-}
-
-// The first window's words of lookback_carry<DEPTH, LANES> for `segment` at `position`, loaded
-// without being looked at (words of lanes that read nothing are zero, which no generation matches).
-template <int DEPTH, int LANES = WARP_SIZE>
-__device__ __forceinline__ void load_first_window(const Descriptors& segments, long long segment, long long position,
-                                                  PredecessorWords (&words)[DEPTH]) {
-    const int lane = threadIdx.x & 31;
-#pragma unroll
-    for (int d = 0; d < DEPTH; ++d) {
-        const long long distance = lookback_distance<DEPTH, LANES>(lane, d, 0);
-        words[d] = lane < LANES && distance <= position ? load_predecessor(segments, segment - distance)
-                                                        : PredecessorWords{0, 0, 0};
-    }
+    // Three independent loads; the caller issues those of every depth before using any.
+    const word64 inclusive = load_relaxed_gpu(level.inclusive + predecessor);
+    const word64 aggregate_a = load_relaxed_gpu(level.aggregate_a + predecessor);
+    const word64 aggregate_b = load_relaxed_gpu(level.aggregate_b + predecessor);
+    return {word_tag(inclusive) == generation,
+            word_tag(aggregate_a) == generation && word_tag(aggregate_b) == generation,
+            word_value(inclusive), word_value(aggregate_a), word_value(aggregate_b)};
 }
 
 // Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
@@ -200,16 +172,12 @@ __device__ __forceinline__ void load_first_window(const Descriptors& segments, l
 // none touches another sequence's segments. Segment 0 of a sequence publishes its end state
 // whenever a segment follows, and never its aggregate, so the walk waits there rather than
 // passing over it.
-//
-// `first`, when given, holds the first window's words as load_first_window loaded them: the first
-// try looks at those instead of loading again.
 template <int DEPTH, int LANES = WARP_SIZE>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
-                                                unsigned generation, const PredecessorWords* first = nullptr) {
+                                                unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
-    bool first_try = first != nullptr;
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
@@ -219,12 +187,8 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
                 const bool reads = lane < LANES && distance <= position;
-                if (first_try)
-                    seen[d] = view_of(first[d], generation);  // zero words where `reads` is false
-                else
-                    seen[d] = reads ? read_predecessor(segments, segment - distance, generation) : nothing;
+                seen[d] = reads ? read_predecessor(segments, segment - distance, generation) : nothing;
             }
-            first_try = false;
             first_finished = SPAN;
 #pragma unroll
             for (int d = DEPTH - 1; d >= 0; --d) {
@@ -288,75 +252,40 @@ struct SegmentPrefix {
     Affine<float> through;
 };
 
-// A tile aggregate's two words as first loaded, not yet looked at (zero, matching no generation,
-// for a lane that reads none), and the polling that waits until both carry this launch's
-// generation. Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
-struct AggregateWords {
-    word64 a, b;
-};
-
-__device__ __forceinline__ AggregateWords load_aggregate(const Descriptors& tiles, long long tile, bool reads) {
-    if (!reads) return {0, 0};
-    return {load_relaxed_gpu(tiles.aggregate_a + tile), load_relaxed_gpu(tiles.aggregate_b + tile)};
-}
-
-__device__ __forceinline__ Affine<float> await_aggregate(const Descriptors& tiles, long long tile, AggregateWords words,
-                                                        unsigned generation) {
-    while (word_tag(words.a) != generation || word_tag(words.b) != generation)
-        words = load_aggregate(tiles, tile, true);  // two independent loads per try
-    return {word_value(words.a), word_value(words.b)};
-}
-
 // Called by all 32 lanes of one warp, for the tile at `position` (0 .. SEGMENT_TILES - 1) in its
 // segment, whose own map is `own`. Lane k < position waits for the aggregate of the segment's
-// tile k (an earlier ticket, so it is published or about to be), starting from `mate`, its first
-// load (load_aggregate(tiles, tile - position + lane, lane < position)); lane `position` holds
-// `own`, later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
+// tile k (an earlier ticket, so it is published or about to be), lane `position` holds `own`,
+// later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
 // depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
 __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
-                                                        Affine<float> own, unsigned generation, AggregateWords mate) {
+                                                        Affine<float> own, unsigned generation) {
     const int lane = threadIdx.x & 31;
     Affine<float> map = affine_identity<float>();
-    if (lane < position)
-        map = await_aggregate(tiles, tile - position + lane, mate, generation);
-    else if (lane == position)
+    if (lane < position) {
+        const long long mate = tile - position + lane;
+        word64 a, b;
+        // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
+        do {  // two independent loads per try; each word carries its own generation
+            a = load_relaxed_gpu(tiles.aggregate_a + mate);
+            b = load_relaxed_gpu(tiles.aggregate_b + mate);
+        } while (word_tag(a) != generation || word_tag(b) != generation);
+        map = {word_value(a), word_value(b)};
+    } else if (lane == position) {
         map = own;
+    }
     const Affine<float> inclusive = warp_inclusive_scan(map);
     const Affine<float> before = shuffle_map(inclusive, position == 0 ? 0 : position - 1);
     return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
-// Called by all 32 lanes of one warp: the composed map of the SEGMENT tiles of the segment before
-// this tile's (`first` is the ticket of its tile 0), read from the tiles' own aggregates, starting
-// from `words`, lane k's first load of tile first + k (load_aggregate(tiles, first + lane, lane <
-// SEGMENT)). That segment's last tile publishes the same map as the segment's aggregate, but only
-// after reading these words itself; reading them here takes that relay off the critical path
-// (profiling/PREDICTIONS.md, P10). The maps are the ones the last tile composes (its own is
-// published with the same bits) in the same fixed-order warp scan, so the result is bitwise the
-// segment's aggregate.
-template <int SEGMENT>
-__device__ __forceinline__ Affine<float> previous_segment_map(const Descriptors& tiles, long long first,
-                                                              unsigned generation, AggregateWords words) {
-    const int lane = threadIdx.x & 31;
-    const Affine<float> map =
-        lane < SEGMENT ? await_aggregate(tiles, first + lane, words, generation) : affine_identity<float>();
-    return shuffle_map(warp_inclusive_scan(map), SEGMENT - 1);
-}
-
 // A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
-// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), find the
-// state before the segment, publish the segment's aggregate and end state. Returns, on lane 0,
-// the state just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's
-// segment prefix meanwhile: shared memory where registers are scarce (hillis_steele.cu), a local
-// elsewhere.
-//
-// The state before segment g > 0 is H[g-1] = apply(map of segment g-1, H[g-2]): the map from the
-// segment's tiles (previous_segment_map), H[g-2] from h0 (g = 1) or the look-back over segments
-// before g-1, the same fma as every other link of the chain. With FROM_TILES false (the lean path)
-// the look-back starts at g itself and takes the previous segment's aggregate as published, and
-// each word is first loaded where it is used (the seed's one-level look-back, SEGMENT 1, has no
-// other way; hillis_steele.cu keeps that path to stay at 40 registers).
-template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES, bool FROM_TILES = (SEGMENT > 1)>
+// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), look
+// back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
+// just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
+// during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
+// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
+// before this function existed, and merging it waits for the next GPU run.
+template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
                                             unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
@@ -366,40 +295,23 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
     const bool has_successor = chunk + 1 < tiles_per_seq;
     const bool ends_segment = position == SEGMENT - 1;
-    static_assert(!FROM_TILES || SEGMENT > 1, "a one-tile segment's map is its tile's, read by the look-back");
 
-    // Publish first: later segment mates, and the next segment's tiles, wait for this aggregate.
+    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
+    // the segment's aggregate instead, and nobody reads it on its own).
     perturb(tile, 0);
-    if (lane == 0 && has_successor && SEGMENT > 1) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    // Then the first load of every word this tile may wait for, all issued before any is looked
-    // at: the words are usually published already, and each round trip is ~2 us under full load
-    // (P11). Only the polls of words not yet published come after. (The lean path, FROM_TILES
-    // false, loads each word where it is used, to save registers.)
-    const AggregateWords mate = load_aggregate(ws.tiles(), tile - position + lane, FROM_TILES && lane < position);
-    const bool reads_previous = FROM_TILES && segment_position > 0;
-    const long long previous_first = tile - position - SEGMENT;
-    const AggregateWords previous = load_aggregate(ws.tiles(), previous_first + lane, reads_previous && lane < SEGMENT);
-    const long long walk_from = FROM_TILES ? segment - 1 : segment;  // the segment the look-back starts at
-    const long long walk_position = FROM_TILES ? segment_position - 1 : segment_position;
-    PredecessorWords window[DEPTH];
-    if (FROM_TILES) load_first_window<DEPTH, LANES>(ws.segments(), walk_from, walk_position, window);  // none at <= 0
-
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation, mate);
+    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
+    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
     if (lane == 0 && has_successor && ends_segment && segment_position > 0)
         publish_aggregate(ws.segments(), segment, generation, prefix.through);
     if (lane == 0) held = prefix;
     perturb(tile, 1);
-    // The state before the segment the look-back starts at (h0 before a sequence's first segment),
-    // then, reading from tiles, the previous segment's map applied to it.
-    const float walked = walk_position > 0
-        ? lookback_carry<DEPTH, LANES>(ws.segments(), walk_from, walk_position, generation,
-                                       FROM_TILES ? window : nullptr)
-        : h0 != nullptr ? h0[seq] : 0.0f;
-    const float segment_carry =  // the state just before this segment
-        reads_previous ? apply(previous_segment_map<SEGMENT>(ws.tiles(), previous_first, generation, previous), walked)
-                       : walked;
+    float segment_carry;  // the state just before this segment
+    if (segment_position == 0)
+        segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
+    else
+        segment_carry = lookback_carry<DEPTH, LANES>(ws.segments(), segment, segment_position, generation);
     if (lane == 0 && has_successor && ends_segment)
         publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
     return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);

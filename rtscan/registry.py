@@ -58,7 +58,8 @@ def _shape(entry: dict, vec: int) -> LaunchShape:
 @dataclass(frozen=True)
 class PassKernel:
     """One launch of a multi-pass variant, in launch order."""
-    range_name: str              # its NVTX range in domain "rtscan", e.g. "three_pass/1 tiles"
+    range_name: str              # its NVTX range in domain "rtscan", e.g. "three_pass pass 1 (tiles)"
+                                 # (no "/", "@" or "]": ncu --nvtx-include reads them as syntax)
     template: str                # C++ template, instantiated with the LaunchShape fields in `arguments`
     arguments: tuple[str, ...]
     grid: str                    # "tiles": one block per tile; "sequences": one block per sequence
@@ -135,9 +136,9 @@ CARRY_PASS_ARGUMENTS = ("block_threads", "items", "min_blocks")
 
 def _three_pass(name: str, description: str, table: dict, first: tuple[str, str], last: tuple[str, str],
                 keeps_pairs: bool, device_traffic: str) -> Variant:
-    kernels = (PassKernel(f"{name}/1 {first[0]}", f"rtscan::{first[1]}", TILE_PASS_ARGUMENTS, "tiles"),
-               PassKernel(f"{name}/2 carries", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS, "sequences"),
-               PassKernel(f"{name}/3 {last[0]}", f"rtscan::{last[1]}", TILE_PASS_ARGUMENTS, "tiles"))
+    kernels = (PassKernel(f"{name} pass 1 ({first[0]})", f"rtscan::{first[1]}", TILE_PASS_ARGUMENTS, "tiles"),
+               PassKernel(f"{name} pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS, "sequences"),
+               PassKernel(f"{name} pass 3 ({last[0]})", f"rtscan::{last[1]}", TILE_PASS_ARGUMENTS, "tiles"))
     return Variant(name=name, source="three_pass.cu", template=kernels[0].template, description=description,
                    passes=3, table=table, arguments=TILE_PASS_ARGUMENTS, dynamic_shared=no_dynamic_shared,
                    pass_kernels=kernels, keeps_pairs=keeps_pairs, device_traffic=device_traffic)

@@ -139,7 +139,7 @@ def test_three_pass_variants_name_one_kernel_per_pass(name, first, last):
     assert [k.template for k in variant.pass_kernels] == [f"rtscan::three_pass_{first}", "rtscan::three_pass_carries",
                                                           f"rtscan::three_pass_{last}"]
     assert [k.grid for k in variant.pass_kernels] == ["tiles", "sequences", "tiles"]
-    assert [k.range_name.split()[0] for k in variant.pass_kernels] == [f"{name}/1", f"{name}/2", f"{name}/3"]
+    assert [k.range_name.split(" (")[0] for k in variant.pass_kernels] == [f"{name} pass {i}" for i in (1, 2, 3)]
     assert variant.keeps_pairs == (name == "three_pass")
     for arch in ("sm_80", "sm_90", "sm_100"):
         for shape in variant.launch_shapes(arch, "float32"):
@@ -166,3 +166,10 @@ def test_every_field_left_out_of_a_template_is_pinned():
         left_out = fields - set(variant.arguments)
         assert left_out <= set(FIXED_BY_THE_KERNEL.get(variant.name, {})), (
             f"{variant.name} ignores {sorted(left_out)} without saying what it assumes")
+
+
+def test_pass_range_names_are_plain_for_nsight():
+    """ncu --nvtx-include reads "/", "@" and "]" as syntax, so a pass's NVTX range name has none."""
+    for variant in registry.VARIANTS.values():
+        for kernel in variant.pass_kernels:
+            assert not set(kernel.range_name) & set("/@]"), kernel.range_name

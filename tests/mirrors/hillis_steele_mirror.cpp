@@ -74,9 +74,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
         const float carry = carry_into(scan_tile(steps));
         for (int step = 0; step < tile.valid; ++step) tile.store(step, apply(steps[step / WARP][step % WARP], carry));
     };
-    // As hillis_steele.cu: the nearest segment's map from its published aggregate (FROM_TILES false).
-    run_launch<DEPTH, WARP, rtscan::SEGMENT_TILES, false>(a, b, out, h0, layout, BLOCK_THREADS, finished_probability, seed,
-                                                      block);
+    run_launch<DEPTH>(a, b, out, h0, layout, BLOCK_THREADS, finished_probability, seed, block);
 }
 
 }  // namespace

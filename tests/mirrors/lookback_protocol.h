@@ -12,8 +12,7 @@
 // A mirror describes its block as a function of one tile and hands it to run_launch, which runs
 // the tiles and joins them as the kernels do. The template arguments are those of tile_carry:
 // DEPTH (look-back depth), LANES (lanes that walk: 32, or 1 for the serial walk of the seed's
-// one-level look-back), SEGMENT (tiles per segment; 1 is the one-level look-back) and FROM_TILES
-// (whether the previous segment's map is read from its tiles or from its published aggregate).
+// one-level look-back) and SEGMENT (tiles per segment; 1 is the one-level look-back).
 #pragma once
 
 #include <algorithm>
@@ -164,29 +163,10 @@ float lookback_carry(const Descriptors& published, long long segment, long long 
     }
 }
 
-// previous_segment_map: the composed map of the SEGMENT tiles of the segment before the tile at
-// `chunk`, from their own aggregates; a tile not in that segment, or not published, reads NaN.
-template <int SEGMENT>
-Map previous_segment_map(const Descriptors& published, long long first_tile, long long chunk) {
-    const long long first = (rtscan::segment_of<SEGMENT>(chunk) - 1) * SEGMENT;
-    Map lanes[WARP];
-    for (int lane = 0; lane < WARP; ++lane) {
-        const long long mate = first + lane;
-        if (lane >= SEGMENT)
-            lanes[lane] = affine_identity<float>();
-        else
-            lanes[lane] = mate >= 0 && published.tile_published[first_tile + mate]
-                              ? published.tile_aggregate[first_tile + mate]
-                              : NO_MAP;
-    }
-    warp_inclusive_scan(lanes);
-    return shuffle(lanes, SEGMENT - 1);
-}
-
 // The carry into the tile at `chunk` of sequence `seq` whose own map is `tile_map`, with the
 // kernel's publications and reads in tile_carry's order; `visible()` says whether a segment's
 // published end state is seen by later look-backs.
-template <int DEPTH, int LANES, int SEGMENT, bool FROM_TILES, typename Visible>
+template <int DEPTH, int LANES, int SEGMENT, typename Visible>
 float tile_carry(Descriptors& published, const float* h0, long long seq, long long chunk, long long tiles_per_seq,
                  Map tile_map, Visible& visible) {
     const long long first_tile = seq * tiles_per_seq;
@@ -199,23 +179,14 @@ float tile_carry(Descriptors& published, const float* h0, long long seq, long lo
     // readers see NaN.
     const bool publishes_segment = has_successor && ends_segment && published.segment_in_range(segment);
     if (publishes_segment) published.claim(segment);
-    if (has_successor && SEGMENT > 1) published.publish_tile(first_tile + chunk, tile_map);
+    if (has_successor && !ends_segment) published.publish_tile(first_tile + chunk, tile_map);
     const SegmentPrefix prefix = segment_prefix<SEGMENT>(published, first_tile, chunk, position, tile_map);
     // As in the kernels, a sequence's first segment publishes no aggregate: a look-back that
     // reaches for it is broken and reads NaN.
     if (publishes_segment && segment_position > 0) published.publish_aggregate(segment, prefix.through);
-    const float start = h0 != nullptr ? h0[seq] : 0.0f;
-    float segment_carry;
-    if (segment_position == 0) {
-        segment_carry = start;
-    } else if (!FROM_TILES) {
-        segment_carry = lookback_carry<DEPTH, LANES>(published, segment, segment_position);
-    } else {
-        // The previous segment's map from its tiles, applied to the state before it.
-        const float before_previous =
-            segment_position > 1 ? lookback_carry<DEPTH, LANES>(published, segment - 1, segment_position - 1) : start;
-        segment_carry = apply(previous_segment_map<SEGMENT>(published, first_tile, chunk), before_previous);
-    }
+    const float segment_carry = segment_position == 0
+                                    ? (h0 != nullptr ? h0[seq] : 0.0f)
+                                    : lookback_carry<DEPTH, LANES>(published, segment, segment_position);
     // Segment 0 never looks back, and the look-back counts on finding its end state (the walk ends
     // there at the latest); any other segment may or may not be seen finished yet.
     if (publishes_segment)
@@ -246,8 +217,7 @@ struct TileSteps {
 // block: it scans its tile, calls carry_into(tile map) for the state just before the tile
 // (tile_carry), and stores the states of the steps that exist. Each segment that publishes its end
 // state is seen finished with probability `finished_probability`, drawn from `seed`.
-template <int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES, bool FROM_TILES = (SEGMENT > 1),
-          typename Block>
+template <int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES, typename Block>
 void run_launch(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                 int tile_steps, double finished_probability, std::uint64_t seed, Block block) {
     std::mt19937_64 random(seed);
@@ -271,8 +241,7 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
                                      layout.out_time_stride,
                                      int(std::min<long long>(tile_steps, layout.length - tile_first))};
             const auto carry_into = [&](Map tile_map) {
-                return tile_carry<DEPTH, LANES, SEGMENT, FROM_TILES>(published, h0, seq, chunk, tiles_per_seq, tile_map,
-                                                                     visible);
+                return tile_carry<DEPTH, LANES, SEGMENT>(published, h0, seq, chunk, tiles_per_seq, tile_map, visible);
             };
             block(steps, carry_into);
         }
