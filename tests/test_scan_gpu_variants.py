@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _gpu import cuda, guarded_out, regime, scan_and_check, torch
+from _gpu import FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, regime, scan_and_check, torch
 from rtscan import registry
 
 pytestmark = pytest.mark.gpu
@@ -51,6 +51,39 @@ def run(rng, name: str, mode: str, length: int):
 @pytest.mark.parametrize("name,length", CASES)
 def test_variant_against_reference(rng, name, length, mode):
     run(rng, name, mode, length)
+
+
+def regime_lengths(name: str) -> list[int]:
+    """A short length, and one past a tile edge and one past a segment edge of the long shape."""
+    shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
+    return [33, 2 * shape.tile + 5, shape.segment_tiles * shape.tile + 7]
+
+
+REGIME_CASES = [pytest.param(name, regime_name, length, id=f"{name}-{regime_name}-{length}")
+                for name in registry.VARIANTS for regime_name in REGIMES for length in regime_lengths(name)
+                if regime_name != "growth" or length <= GROWTH_MAX_LENGTH]  # |a| > 1 overflows long ones
+
+
+@pytest.mark.parametrize("mode", ["contiguous", "reverse", "batch"])
+@pytest.mark.parametrize("name,regime_name,length", REGIME_CASES)
+def test_variant_value_regimes(rng, name, regime_name, length, mode):
+    """The core's value regimes (resets, a = 1, a < 0, tiny and huge magnitudes) on every variant."""
+    shape = (3, length) if mode == "batch" else (length,)
+    a_np, b_np = regime(rng, regime_name, shape)
+    scan_and_check(cuda(a_np), cuda(b_np), reverse=mode == "reverse", variant=name,
+                   what=f"{name} {regime_name} {mode} L={length}")
+
+
+@pytest.mark.parametrize("where", ["first", "tile_edge", "last"])
+@pytest.mark.parametrize("kind", ["nan_in_a", "nan_in_b"])
+@pytest.mark.parametrize("name", list(registry.VARIANTS))
+def test_variant_spreads_nan_as_the_reference(rng, name, kind, where):
+    """One NaN reaches exactly the steps it reaches in the reference, on every variant."""
+    length = regime_lengths(name)[1]
+    position = {"first": 0, "tile_edge": (length - 5) // 2, "last": length - 1}[where]
+    a_np, b_np = regime(rng, "mixed", (length,))
+    (a_np if kind == "nan_in_a" else b_np)[position] = np.nan
+    scan_and_check(cuda(a_np), cuda(b_np), poison=FINITE_POISON, variant=name, what=f"{name} {kind} at {position}")
 
 
 def many_segments(rng, name):
