@@ -6,9 +6,9 @@ device), and the result is made by the input's own framework (torch in, torch ou
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -18,8 +18,10 @@ SUPPORTED_DTYPES = ("float32",)
 _ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
 
 
-@dataclass(frozen=True)
-class ArrayView:
+class ArrayView(NamedTuple):
+    """One argument as rtscan reads it. A NamedTuple because one is built per argument per call,
+    and on the hot path of a small scan that cost counts (profiling/NOTES.md, item 14)."""
+
     obj: Any
     kind: str                   # "torch", "cupy", "numpy", "cuda_array_interface", "dlpack"
     pointer: int                # device address of element 0 (host address for numpy)
@@ -35,40 +37,57 @@ class ArrayView:
 
     @property
     def size(self) -> int:
-        count = 1
-        for extent in self.shape:
-            count *= extent
-        return count
+        return _element_count(self.shape)
 
     def extent_bytes(self) -> tuple[int, int]:
         """[first, last) byte addresses the view can touch; empty views touch nothing."""
-        if self.size == 0:
+        low, high = _extent_elements(self.shape, self.strides)
+        if high < low:
             return (self.pointer, self.pointer)
-        low = high = 0
-        for extent, stride in zip(self.shape, self.strides):
-            if stride < 0:
-                low += (extent - 1) * stride
-            else:
-                high += (extent - 1) * stride
         return (self.pointer + low * self.itemsize, self.pointer + (high + 1) * self.itemsize)
+
+
+@functools.lru_cache(maxsize=256)
+def _element_count(shape: tuple[int, ...]) -> int:
+    count = 1
+    for extent in shape:
+        count *= extent
+    return count
+
+
+@functools.lru_cache(maxsize=256)
+def _extent_elements(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    """The lowest and highest element offsets a view reaches; (0, -1) when it has no element."""
+    if _element_count(shape) == 0:
+        return (0, -1)
+    low = high = 0
+    for extent, stride in zip(shape, strides):
+        if stride < 0:
+            low += (extent - 1) * stride
+        else:
+            high += (extent - 1) * stride
+    return (low, high)
 
 
 def _module_of(obj: Any) -> str:
     return type(obj).__module__.split(".", 1)[0]
 
 
-def _torch_view(name: str, tensor: Any) -> ArrayView:
-    import torch
+_TORCH_DTYPES: dict = {}  # torch dtype -> numpy-style name, filled as dtypes are seen
 
+
+def _torch_view(name: str, tensor: Any, torch: Any) -> ArrayView:
     if not tensor.is_cuda:
         raise InputError(f"{name} is a torch tensor on {tensor.device}; pass a CUDA tensor, or a NumPy array "
                          f"to have rtscan copy it to the GPU and back")
-    dtype = str(tensor.dtype).removeprefix("torch.")
+    dtype = _TORCH_DTYPES.get(tensor.dtype)
+    if dtype is None:
+        dtype = _TORCH_DTYPES.setdefault(tensor.dtype, str(tensor.dtype).removeprefix("torch."))
     if tensor.requires_grad and torch.is_grad_enabled():
         raise InputError(f"{name} requires grad, and rtscan.scan has no autograd yet; pass {name}.detach() "
                          f"or call inside torch.no_grad()")
     return ArrayView(tensor, "torch", tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), dtype,
-                     tensor.device.index)
+                     tensor.get_device())
 
 
 def _cupy_view(name: str, array: Any) -> ArrayView:
@@ -162,9 +181,10 @@ def _dlpack_view(name: str, obj: Any) -> ArrayView:
 
 def view(name: str, obj: Any) -> ArrayView:
     """Read an argument; TypeError naming it when no interface is recognised."""
+    torch = sys.modules.get("torch")  # never imported here: a torch tensor means torch is loaded
+    if torch is not None and isinstance(obj, torch.Tensor):
+        return _torch_view(name, obj, torch)
     module = _module_of(obj)
-    if module == "torch" and "torch" in sys.modules and isinstance(obj, sys.modules["torch"].Tensor):
-        return _torch_view(name, obj)
     if module == "cupy" and "cupy" in sys.modules and isinstance(obj, sys.modules["cupy"].ndarray):
         return _cupy_view(name, obj)
     if isinstance(obj, np.ndarray):
@@ -204,6 +224,11 @@ def default_stream(array: ArrayView) -> int:
     if array.kind == "torch":
         import torch
 
+        # The raw handle without building a Stream object (what Triton's launcher reads too); the
+        # public call where this private one is absent.
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:
+            return int(raw(array.device))
         return int(torch.cuda.current_stream(array.device).cuda_stream)
     if array.kind == "cupy":
         import cupy

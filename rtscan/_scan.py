@@ -4,11 +4,13 @@ Nothing is launched or written for bad input."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+import functools
+import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _arrays, _driver, _kernels, _layout, _nvtx, _workspace, registry
+from . import _arrays, _driver, _kernels, _layout, _nvtx, _workspace, registry, tuning
 from .errors import InputError, InputTypeError
 
 _MAX_GRID = 2**31 - 1
@@ -37,8 +39,7 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
     if (va.device is None) != (vb.device is None) or va.device != vb.device:
         raise InputError(f"a and b must be on the same device, got {_where(va)} and {_where(vb)}")
     axis = _layout.normalize_dim(dim, len(va.shape))
-    batch_shape = va.shape[:axis] + va.shape[axis + 1:]
-    vh0 = _check_h0(h0, va, batch_shape)
+    vh0 = _check_h0(h0, va, axis)
     vout = _check_out(out, va) if out is not None else None
     stream_handle = _arrays.stream_handle(stream) if stream is not None else None
 
@@ -62,9 +63,10 @@ def _where(array: _arrays.ArrayView) -> str:
     return "host memory" if array.device is None else f"cuda:{array.device}"
 
 
-def _check_h0(h0, va, batch_shape):
+def _check_h0(h0, va, axis):
     if h0 is None:
         return None
+    batch_shape = va.shape[:axis] + va.shape[axis + 1:]
     vh0 = _arrays.view("h0", h0)
     if vh0.dtype != va.dtype:
         raise InputTypeError(f"h0 has dtype {vh0.dtype} but a has {va.dtype}; they must match")
@@ -92,15 +94,21 @@ def _check_out(out, va):
     if va.device is None and not vout.obj.flags.writeable:
         raise InputError("out is a read-only NumPy array")
     # Every element of out must have its own address, or two steps would write one place.
-    if vout.size == 0:
-        return vout
-    spans = sorted((abs(s), n) for s, n in zip(vout.strides, vout.shape) if n > 1)
-    reach = 1
-    for stride, extent in spans:
-        if stride < reach:
-            raise InputError(f"out has overlapping elements (strides {vout.strides}, shape {vout.shape})")
-        reach = stride * extent
+    if vout.size and _overlaps_itself(vout.shape, vout.strides):
+        raise InputError(f"out has overlapping elements (strides {vout.strides}, shape {vout.shape})")
     return vout
+
+
+@functools.lru_cache(maxsize=256)
+def _overlaps_itself(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether two elements of a non-empty view share an address (axes sorted by stride, each must
+    step past everything the smaller ones reach)."""
+    reach = 1
+    for stride, extent in sorted((abs(s), n) for s, n in zip(strides, shape) if n > 1):
+        if stride < reach:
+            return True
+        reach = stride * extent
+    return False
 
 
 def _check_aliasing(vout, va, vb, vh0):
@@ -118,40 +126,96 @@ def _check_aliasing(vout, va, vb, vh0):
             raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory{exactly}")
 
 
-def _vector_width(plan: _layout.Plan, *views: _arrays.ArrayView) -> int:
-    if not plan.unit_time_stride:
+class _Prepared(NamedTuple):
+    """Everything about a launch that follows from the call's layout, not its addresses."""
+
+    entry: dict                 # the tuning entry it was built from (checked by identity on reuse)
+    shape: registry.LaunchShape
+    plan: _layout.Plan
+    tiles_per_seq: int
+    num_tiles: int
+
+
+# (variant, device, dtype, shape, strides of a and of out, axis, reverse, 16-byte aligned, the
+# kernels' extra defines) -> _Prepared. Small calls are bound by the host (profiling/NOTES.md, item
+# 14), and the plan, the shape choice and the vector test are the same for every call of one layout.
+_prepared: dict[tuple, _Prepared] = {}
+
+
+def _vector_width(plan: _layout.Plan, aligned: bool) -> int:
+    if not plan.unit_time_stride or not aligned:
         return 1
-    if any(v.pointer % 16 for v in views) or any(offset % 4 for offset in plan.element_offsets):
+    if any(offset % 4 for offset in plan.element_offsets):
         return 1
     return 4
 
 
-def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
-    device = va.device
-    _driver.make_current(device)
+def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
+    """The launch for this layout, reused while the variant's tuning entry is the same object (an
+    entry replaced, as sweeps and tests do, is seen; one edited in place would not be)."""
+    entry = tuning.lookup(chosen.table, arch, va.dtype)
+    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, aligned,
+           _kernels.current_defines())
+    prepared = _prepared.get(key)
+    if prepared is not None and prepared.entry is entry:
+        return prepared
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
-    vec = _vector_width(plan, va, vb, vout)
-    arch = _kernels.device_arch(device)
-    shape = chosen.launch_shape(arch, va.dtype, vec, plan.length, plan.num_seqs)
+    shape = chosen.launch_shape(arch, va.dtype, _vector_width(plan, aligned), plan.length, plan.num_seqs)
     tiles_per_seq = -(-plan.length // shape.tile)
     num_tiles = tiles_per_seq * plan.num_seqs
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
+    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles)
+    if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
+        _prepared.clear()
+    _prepared[key] = prepared
+    return prepared
+
+
+class _LookbackArguments(ctypes.Structure):
+    """lookback_scan's parameters, in order (every single-pass kernel takes these)."""
+
+    _fields_ = [("a", ctypes.c_void_p), ("b", ctypes.c_void_p), ("out", ctypes.c_void_p), ("h0", ctypes.c_void_p),
+                ("layout", _layout.SeqLayout), ("workspace", _workspace.TileWorkspace),
+                ("tiles_per_seq", ctypes.c_longlong), ("num_tiles", ctypes.c_longlong)]
+
+
+_thread_arguments = threading.local()
+
+
+def _lookback_arguments() -> tuple[_LookbackArguments, int]:
+    """This thread's argument block and the address of its kernelParams array (pointers to each
+    field). cuLaunchKernel copies the values during the call, so one block per thread suffices."""
+    block = getattr(_thread_arguments, "block", None)
+    if block is None:
+        arguments = _LookbackArguments()
+        base = ctypes.addressof(arguments)
+        params = (ctypes.c_void_p * len(_LookbackArguments._fields_))(
+            *(base + getattr(_LookbackArguments, name).offset for name, _ in _LookbackArguments._fields_))
+        block = _thread_arguments.block = (arguments, params, ctypes.addressof(params))
+    return block[0], block[2]
+
+
+def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
+    device = va.device
+    _driver.make_current(device)
+    aligned = not (va.pointer | vb.pointer | vout.pointer) & 15
+    prepared = _prepare(chosen, va, vout, axis, reverse, aligned, _kernels.device_arch(device))
+    shape, tiles_per_seq, num_tiles = prepared.shape, prepared.tiles_per_seq, prepared.num_tiles
     if chosen.pass_kernels:
-        _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle)
+        _launch_passes(chosen, shape, va, vb, vh0, vout, prepared.plan, tiles_per_seq, num_tiles, stream_handle)
         return
     function = _kernels.function(device, chosen, shape)
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
-    arguments = (
-        ctypes.c_void_p(va.pointer), ctypes.c_void_p(vb.pointer), ctypes.c_void_p(vout.pointer),
-        ctypes.c_void_p(vh0.pointer if vh0 is not None else 0), plan.layout, workspace,
-        ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
-    )
-    pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
-    _driver.launch(function, num_tiles, shape.block_threads, chosen.shared_bytes(shape), stream_handle,
-                   ctypes.addressof(pointers))
+    arguments, params_address = _lookback_arguments()
+    arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
+    arguments.h0 = vh0.pointer if vh0 is not None else 0
+    arguments.layout = prepared.plan.layout
+    arguments.workspace = workspace
+    arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
+    _driver.launch(function, num_tiles, shape.block_threads, chosen.shared_bytes(shape), stream_handle, params_address)
 
 
 def _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):

@@ -1,14 +1,19 @@
-"""rtscan/_scan.py's dispatch of a multi-pass variant, on the CPU with the driver replaced by a
-recorder: its kernels and scratch are settled before the first launch, then one launch per pass
-in order, each in its NVTX range, with the grid of its kind (tiles or sequences); a scratch that
-cannot grow (CUDA graph capture) stops the call before anything is launched. The single-pass
-path is left as it was: one launch, no scratch."""
+"""rtscan/_scan.py's dispatch, on the CPU with the driver replaced by a recorder.
+
+- A multi-pass variant: its kernels and scratch are settled before the first launch, then one
+  launch per pass in order, each in its NVTX range, with the grid of its kind (tiles or
+  sequences); a scratch that cannot grow (CUDA graph capture) stops the call before anything is
+  launched. A single-pass variant: one launch, no scratch.
+- The prepared launch of a layout is reused, but never across a replaced tuning entry, another
+  alignment or other compile-time defines; the argument block handed to the driver holds this
+  call's pointers and counts at the offsets the kernel reads them from.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from rtscan import RtscanError, _arrays, _driver, _kernels, _nvtx, _scan, _workspace, registry
+from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry
 
 
 class Recorder:
@@ -17,6 +22,7 @@ class Recorder:
 
     def launch(self, function, grid, block, shared_bytes, stream, params_address):
         self.events.append(("launch", function, grid, block, shared_bytes, stream))
+        self.params_address = params_address
 
     def alloc(self, nbytes):
         self.events.append(("alloc", nbytes))
@@ -24,6 +30,7 @@ class Recorder:
 
     def function(self, device, variant, shape):
         self.events.append(("function", variant.name))
+        self.shape = shape
         names = [k.template for k in variant.pass_kernels]
         return tuple(names) if names else variant.template
 
@@ -44,21 +51,22 @@ def recorder(monkeypatch):
     monkeypatch.setattr(_workspace, "_workspaces", {})
     monkeypatch.setattr(_workspace, "_scratch", {})
     monkeypatch.setattr(_workspace, "_retired", [])
+    monkeypatch.setattr(_scan, "_prepared", {})
     return record
 
 
-def views(shape, pointer=0x7000000):
+def views(shape, pointer=0x7000000, offset=0):
     strides, running = [], 1
     for extent in reversed(shape):
         strides.insert(0, running)
         running *= extent
     size = running
-    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i, tuple(shape), tuple(strides), "float32", 0)
-            for i in range(3)]
+    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i + 4 * offset, tuple(shape), tuple(strides),
+                              "float32", 0) for i in range(3)]
 
 
-def launch(name, shape, stream=5):
-    va, vb, vout = views(shape)
+def launch(name, shape, stream=5, offset=0):
+    va, vb, vout = views(shape, offset=offset)
     _scan._launch(registry.resolve(name), va, vb, None, vout, len(shape) - 1, False, stream)
 
 
@@ -98,3 +106,44 @@ def test_single_pass_variants_keep_one_launch_and_no_scratch(recorder):
     launches = [event for event in recorder.events if event[0] == "launch"]
     assert len(launches) == 1 and launches[0][1] == "rtscan::lookback_scan"
     assert not _workspace._scratch and not [e for e in recorder.events if e[0] == "push"]
+
+
+def test_a_layout_is_prepared_once_per_tuning_entry_alignment_and_defines(recorder, monkeypatch):
+    variant = registry.resolve("lookback_regs")
+    launch("lookback_regs", (3, 20000))
+    first = recorder.shape
+    assert first.vec == 4
+    launch("lookback_regs", (3, 20000), offset=1)  # a[1:]-like addresses: the scalar path
+    assert recorder.shape.vec == 1
+    launch("lookback_regs", (3, 20000))
+    assert recorder.shape == first
+    entry = variant.table[("sm_90", "float32")]
+    smaller = dict(entry["short"], items=8)
+    monkeypatch.setitem(variant.table, ("sm_90", "float32"), dict(entry, short=smaller))
+    launch("lookback_regs", (3, 20000))  # the replaced entry is seen, not the prepared launch
+    assert recorder.shape.items == 8
+    tiles = [event[2] for event in recorder.events if event[0] == "launch"]
+    assert tiles[-1] == 3 * -(-20000 // (256 * 8))
+    with _kernels.compiled_with((("RTSCAN_PERTURB_SEED", "1"),)):
+        assert _kernels.current_defines() == (("RTSCAN_PERTURB_SEED", "1"),)
+        launch("lookback_regs", (3, 20000))
+    assert len(_scan._prepared) == 4  # aligned and not, the replaced entry, the defines
+
+
+def test_the_argument_block_holds_this_calls_values(recorder):
+    import ctypes
+
+    va, vb, vout = views((2, 5000), pointer=0x9000000)
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
+    values = [ctypes.c_void_p.from_address(pointers[i]).value or 0 for i in range(4)]
+    assert values == [va.pointer, vb.pointer, vout.pointer, 0]
+    layout = _layout.SeqLayout.from_address(pointers[4])
+    assert (layout.length, layout.num_seqs, layout.in_time_stride) == (5000, 2, 1)
+    tile = recorder.shape.tile
+    counts = [ctypes.c_longlong.from_address(pointers[i]).value for i in (6, 7)]
+    assert counts == [-(-5000 // tile), 2 * -(-5000 // tile)]
+    # The kernel's parameters sit at their C offsets: 4 pointers, SeqLayout, TileWorkspace, 2 counts.
+    offsets = [pointers[i] - pointers[0] for i in range(8)]
+    assert offsets == [0, 8, 16, 24, 32, 32 + ctypes.sizeof(_layout.SeqLayout),
+                       48 + ctypes.sizeof(_layout.SeqLayout), 56 + ctypes.sizeof(_layout.SeqLayout)]
