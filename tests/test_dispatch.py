@@ -127,7 +127,7 @@ def test_a_layout_is_prepared_once_per_tuning_entry_alignment_and_defines(record
     with _kernels.compiled_with((("RTSCAN_PERTURB_SEED", "1"),)):
         assert _kernels.current_defines() == (("RTSCAN_PERTURB_SEED", "1"),)
         launch("lookback_regs", (3, 20000))
-    assert len(_scan._prepared) == 4  # aligned and not, the replaced entry, the defines
+    assert len(_scan._prepared) == 3  # aligned (rebuilt for the new entry), not aligned, with the defines
 
 
 def test_the_argument_block_holds_this_calls_values(recorder):
