@@ -61,7 +61,11 @@ def bench_command(args) -> int:
     from . import _bench
 
     names = list(VARIANTS) if args.variant == "all" else [resolve(args.variant).name]
-    _bench.run(names, range(args.min_log2, args.max_log2 + 1, args.step), with_model=args.model)
+    if args.shapes:
+        rows = _bench.parse_shapes(args.shapes)
+    else:
+        rows = [(1, 1 << log2) for log2 in range(args.min_log2, args.max_log2 + 1, args.step)]
+    _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0)
     return 0
 
 
@@ -78,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--step", type=int, default=2, help="log2 step between sizes")
     bench_parser.add_argument("--model", action="store_true",
                               help="also print rtscan/model.py's predicted time and measured / predicted")
+    bench_parser.add_argument("--shapes", help="rows of SEQUENCESxSTEPS instead of one sequence per size, "
+                                               "e.g. 8192x4096,64x65536")
+    bench_parser.add_argument("--misaligned", action="store_true",
+                              help="start every sequence one element past 16-byte alignment (the scalar path)")
     args = parser.parse_args(argv)
     handlers = {"info": info, "compile": compile_command, "bench": bench_command}
     try:

@@ -21,21 +21,24 @@ REPLAYS = 7
 
 
 class DeviceBuffer:
-    """Plain device memory exposed through __cuda_array_interface__ (no framework needed)."""
+    """Plain device memory exposed through __cuda_array_interface__ (no framework needed): `count`
+    float32 in `shape` (default one row), starting `offset` elements into the allocation (an
+    offset of 1 makes the rows misaligned for 16-byte steps, so scans take the scalar path)."""
 
-    def __init__(self, count: int):
+    def __init__(self, count: int, shape: tuple[int, ...] | None = None, offset: int = 0):
         self.count = count
-        self.pointer = _driver.alloc(4 * count)
-        self.__cuda_array_interface__ = {"shape": (count,), "typestr": "<f4", "data": (self.pointer, False),
-                                         "strides": None, "version": 3}
+        self.allocation = _driver.alloc(4 * (count + offset))
+        self.pointer = self.allocation + 4 * offset
+        self.__cuda_array_interface__ = {"shape": shape or (count,), "typestr": "<f4",
+                                         "data": (self.pointer, False), "strides": None, "version": 3}
 
     def fill(self, values: np.ndarray, stream: int) -> None:
         _driver.copy_to_device(self.pointer, values.ctypes.data, values.nbytes, stream)
         _driver.synchronize(stream)
 
     def __del__(self) -> None:
-        if getattr(self, "pointer", None):
-            _driver.free(self.pointer)
+        if getattr(self, "allocation", None):
+            _driver.free(self.allocation)
 
 
 def _time_graph(enqueue, stream: int, launches: int) -> float:
@@ -78,12 +81,23 @@ def _time_copy(copy, stream: int, launches: int) -> float:
     return min(_time_graph(copy, stream, launches), _time_stream(copy, stream, launches))
 
 
-def _predicted_us(name: str, n: int, copy_bytes: int, copy_us: float) -> float:
-    """rtscan/model.py's time for one sequence of n steps (the bench's aligned buffers take the
-    16-byte path), at the bandwidth the copy reached in this row."""
+def _predicted_us(name: str, num_seqs: int, length: int, vec: int, copy_bytes: int, copy_us: float) -> float:
+    """rtscan/model.py's time for num_seqs sequences of `length` steps on the 16-byte (vec 4) or
+    scalar path, at the bandwidth the copy reached in this row."""
     variant = VARIANTS[name]
-    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4, n)
-    return model.predicted_us(model.passes(variant, shape, 1, n, 4), copy_bytes, copy_us)
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, length, num_seqs)
+    return model.predicted_us(model.passes(variant, shape, num_seqs, length, 4), copy_bytes, copy_us)
+
+
+def parse_shapes(text: str) -> list[tuple[int, int]]:
+    """'8192x4096,64x65536' -> [(8192, 4096), (64, 65536)]: sequences x steps per row."""
+    rows = []
+    for item in text.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise ValueError(f"a shape must look like 8192x4096 (sequences x steps), got {item!r}")
+        rows.append((int(parts[0]), int(parts[1])))
+    return rows
 
 
 def _clocks() -> str:
@@ -93,21 +107,27 @@ def _clocks() -> str:
     return f"SM {facts['sm_clock_mhz']} MHz, memory {facts['memory_clock_mhz']} MHz"
 
 
-def run(variant_names: list[str], log2_sizes, with_model: bool = False) -> None:
+def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0) -> None:
+    """One line per row (sequences, steps): each variant's time beside a copy of the same bytes.
+    With offset 1 every sequence starts one element past 16-byte alignment (the scalar path)."""
     _driver.make_current(0)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
-    print(f"device: {_driver.device_name(0)}; {_clocks()} at start", flush=True)
-    header = f"{'elements':>12} {'copy us':>9} {'copy GB/s':>9}"
+    print(f"device: {_driver.device_name(0)}; {_clocks()} at start"
+          + ("; inputs one element past 16-byte alignment (scalar path)" if offset else ""), flush=True)
+    header = f"{'elements':>14} {'copy us':>9} {'copy GB/s':>9}"
     for name in variant_names:
         header += f" | {name + ' us':>20} {'GB/s':>7} {'vs copy':>7}"
         if with_model:
             header += f" {'model us':>9} {'/model':>7}"
     print(header, flush=True)
     try:
-        for log2 in log2_sizes:
-            n = 1 << log2
-            a, b, out = DeviceBuffer(n), DeviceBuffer(n), DeviceBuffer(n)
+        for num_seqs, length in rows:
+            n = num_seqs * length
+            # Each row starts `offset` past the allocation's alignment: with a row length that is a
+            # multiple of 4 every sequence is then misaligned the same way.
+            shape = (num_seqs, length) if num_seqs > 1 else (length,)
+            a, b, out = (DeviceBuffer(n, shape, offset) for _ in range(3))
             a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
             b.fill(rng.standard_normal(n, dtype=np.float32), stream)
             source, target = DeviceBuffer(3 * n // 2), DeviceBuffer(3 * n // 2)  # 6 B/element each way
@@ -118,22 +138,24 @@ def run(variant_names: list[str], log2_sizes, with_model: bool = False) -> None:
                 _driver.copy_device_to_device(target.pointer, source.pointer, 6 * n, stream)
 
             copy_before = _time_copy(copy, stream, launches)
-            row = []
+            timed = []
             for name in variant_names:
                 def one_scan():
                     scan(a, b, out=out, variant=name, stream=stream)
 
-                with _nvtx.annotate(f"bench {name} 2^{log2}"):
+                with _nvtx.annotate(f"bench {name} {num_seqs}x{length}"):
                     one_scan()  # compiles, loads and sizes the workspace outside the capture
                     micro = _time_graph(one_scan, stream, launches)
-                row.append((micro, nbytes / micro / 1e3))
+                timed.append((micro, nbytes / micro / 1e3))
             copy_after = _time_copy(copy, stream, launches)
             copy_time = min(copy_before, copy_after)
-            line = f"{n:>12} {copy_time:>9.1f} {nbytes / copy_time / 1e3:>9.0f}"
-            for name, (micro, gbs) in zip(variant_names, row):
+            label = f"{num_seqs}x{length}" if num_seqs > 1 else f"{length}"
+            line = f"{label:>14} {copy_time:>9.1f} {nbytes / copy_time / 1e3:>9.0f}"
+            for name, (micro, gbs) in zip(variant_names, timed):
                 line += f" | {micro:>20.1f} {gbs:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
-                    predicted = _predicted_us(name, n, nbytes, copy_time)
+                    vec = 1 if offset % 4 else 4
+                    predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time)
                     line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before
             if drift > 0.03:

@@ -1,0 +1,25 @@
+"""`python -m rtscan bench`'s options on the CPU: rows of sequences x steps, the misaligned
+(scalar-path) switch, and a clear refusal without a GPU. (The timing itself needs a GPU.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from rtscan import __main__ as cli
+from rtscan import _bench, _driver
+
+
+def test_shapes_are_sequences_by_steps():
+    assert _bench.parse_shapes("8192x4096, 64X65536") == [(8192, 4096), (64, 65536)]
+
+
+@pytest.mark.parametrize("text", ["8192", "8192x", "x4096", "0x4096", "8192x4096x2", "8k x 4096"])
+def test_malformed_shapes_are_refused(text):
+    with pytest.raises(ValueError, match="8192x4096"):
+        _bench.parse_shapes(text)
+
+
+@pytest.mark.skipif(_driver.gpu_status()[0], reason="checks the refusal on a machine without a GPU")
+def test_shapes_and_misaligned_parse_and_refuse_without_a_gpu(capsys):
+    assert cli.main(["bench", "--shapes", "8192x4096", "--misaligned", "--model"]) == 2
+    assert "needs an NVIDIA GPU" in capsys.readouterr().err
