@@ -207,9 +207,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
-        SegmentPrefix held;
+        SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
         const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT>(ws, h0, tile, seq, chunk, tiles_per_seq,
-                                                                            generation, tile_map, held);
+                                                                            generation, tile_map, segment_held);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

@@ -38,8 +38,8 @@ _EDITS = (
      "    wait_for_staged_steps();\n    if (threadIdx.x == 0) {\n        unsigned sm;\n"
      "        asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n        times[tile * 6 + 0] = started;\n"
      "        times[tile * 6 + 4] = sm;\n        times[tile * 6 + 5] = stamp();\n    }"),
-    ("        SegmentPrefix held;\n",
-     "        if (lane == 0) times[tile * 6 + 1] = stamp();\n        SegmentPrefix held;\n"),
+    ("        SegmentPrefix segment_held;",
+     "        if (lane == 0) times[tile * 6 + 1] = stamp();\n        SegmentPrefix segment_held;"),
     ("        if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;",
      "        if (lane == 0) times[tile * 6 + 2] = stamp();\n"
      "        if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;"),

@@ -30,11 +30,6 @@ def compiled_with(defines: tuple[tuple[str, str], ...]):
         _defines = saved
 
 
-def current_defines() -> tuple[tuple[str, str], ...]:
-    """The extra -D definitions in force (compiled_with), part of every loaded function's key."""
-    return _defines
-
-
 def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[LaunchShape, ...]:
     return variant.launch_shapes(arch, dtype)
 

@@ -136,9 +136,10 @@ class _Prepared(NamedTuple):
     num_tiles: int
 
 
-# (variant, device, dtype, shape, strides of a and of out, axis, reverse, 16-byte aligned, the
-# kernels' extra defines) -> _Prepared. Small calls are bound by the host (profiling/NOTES.md, item
-# 14), and the plan, the shape choice and the vector test are the same for every call of one layout.
+# (variant, device, dtype, shape, strides of a and of out, axis, reverse, 16-byte aligned) ->
+# _Prepared. Small calls are bound by the host (profiling/NOTES.md, item 14), and the plan, the
+# shape choice and the vector test are the same for every call of one layout. The loaded function
+# is still looked up per call: it depends on the compile defines too (_kernels.compiled_with).
 _prepared: dict[tuple, _Prepared] = {}
 
 
@@ -154,8 +155,7 @@ def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
     """The launch for this layout, reused while the variant's tuning entry is the same object (an
     entry replaced, as sweeps and tests do, is seen; one edited in place would not be)."""
     entry = tuning.lookup(chosen.table, arch, va.dtype)
-    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, aligned,
-           _kernels.current_defines())
+    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, aligned)
     prepared = _prepared.get(key)
     if prepared is not None and prepared.entry is entry:
         return prepared
@@ -209,18 +209,30 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     function = _kernels.function(device, chosen, shape)
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
+    shared_bytes = chosen.shared_bytes(shape)
+    # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     arguments, params_address = _lookback_arguments()
     arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
     arguments.h0 = vh0.pointer if vh0 is not None else 0
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, num_tiles, shape.block_threads, chosen.shared_bytes(shape), stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.block_threads, shared_bytes, stream_handle, params_address)
+
+
+# Held from a multi-pass call's scratch through its last launch: two threads on one stream share
+# its scratch, and their passes must reach the stream as A1 A2 A3 B1 B2 B3, never interleaved.
+_passes_lock = threading.Lock()
 
 
 def _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):
     """A multi-pass variant: its kernels and its scratch first (either may raise), then one launch
     per pass on the stream, each in its own NVTX range. Every pass takes the same arguments."""
+    with _passes_lock:
+        _launch_passes_locked(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle)
+
+
+def _launch_passes_locked(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):
     device = va.device
     kernels = _kernels.function(device, chosen, shape)
     scratch = _workspace.three_pass_scratch(device, stream_handle, shape.tile, num_tiles, chosen.keeps_pairs)

@@ -83,7 +83,8 @@ def _grow(key: tuple, old: Workspace | None, stream: int, tiles: int) -> Workspa
 
 def scratch(device: int, stream: int, nbytes: int) -> int:
     """The address of at least `nbytes` of scratch for a multi-pass variant on this stream (16-byte
-    aligned, contents undefined); grows (geometrically) when too small."""
+    aligned, contents undefined); grows to exactly what is asked when too small: it is gigabytes
+    at large sizes (2 x 4 B per step for three_pass' pairs), so doubling could fail a call that fits."""
     key = _key(device, stream)
     buffer = _scratch.get(key)
     if buffer is None or buffer.capacity < nbytes:
@@ -93,7 +94,7 @@ def scratch(device: int, stream: int, nbytes: int) -> int:
                 buffer = _replace(_scratch, key, buffer, stream, nbytes, MIN_SCRATCH_BYTES, _driver.alloc,
                                   f"the multi-pass scratch for this stream must grow to {nbytes} bytes",
                                   "run one scan of the largest size with this variant on this stream before "
-                                  "capturing")
+                                  "capturing", geometric=False)
     return buffer.pointer
 
 
@@ -114,16 +115,17 @@ def three_pass_scratch(device: int, stream: int, tile: int, tiles: int, keeps_pa
 
 
 def _replace(table: dict, key: tuple, old: Workspace | None, stream: int, needed: int, minimum: int, allocate,
-             what: str, remedy: str) -> Workspace:
-    """A new allocation of at least `needed` (and at least twice `old`) from allocate(capacity),
-    put in `table` in place of `old`; called with _lock held."""
+             what: str, remedy: str, geometric: bool = True) -> Workspace:
+    """A new allocation of at least `needed` (and, if geometric, at least twice `old`) from
+    allocate(capacity), put in `table` in place of `old`; called with _lock held."""
     if _driver.stream_is_capturing(stream):
         raise RtscanError(f"{what}, which cannot happen during CUDA graph capture; {remedy}")
-    capacity = max(needed, minimum, 2 * old.capacity if old else 0)
+    capacity = max(needed, minimum, 2 * old.capacity if old and geometric else 0)
     workspace = Workspace(allocate(capacity), capacity)
     if old is not None:
         # Never freed: a launch queued by another thread, or a captured CUDA graph, may still hold
-        # the old address. Growth is geometric, so the retired ones add up to less than the newest.
+        # the old address. The workspace grows geometrically, so its retired ones add up to less
+        # than the newest; scratch grows only to what a call needs, at the cost of more steps.
         _retired.append(old)
     table[key] = workspace
     return workspace

@@ -115,13 +115,14 @@ def test_no_growth_during_capture(fake):
         _workspace.acquire(0, 8, 10)  # a first workspace cannot be made during capture either
 
 
-def test_scratch_grows_geometrically_is_never_zeroed_and_keeps_the_old_one(fake):
+def test_scratch_grows_to_what_is_asked_is_never_zeroed_and_keeps_the_old_one(fake):
     first = _workspace.scratch(0, 7, 100)
     assert fake.calls == [("alloc", first, _workspace.MIN_SCRATCH_BYTES)]  # written before read: no memset
     fake.calls.clear()
     assert _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES) == first and fake.calls == []
     grown = _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES + 1)
-    assert fake.calls == [("alloc", grown, 2 * _workspace.MIN_SCRATCH_BYTES)]
+    # Exactly what is asked, not double: scratch is gigabytes at large sizes.
+    assert fake.calls == [("alloc", grown, _workspace.MIN_SCRATCH_BYTES + 1)]
     assert any(old.pointer == first for old in _workspace._retired)
     assert _workspace.scratch(0, 8, 10) != grown  # another stream, another scratch
 
