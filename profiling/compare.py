@@ -17,9 +17,14 @@ Needs torch and a GPU. The optional peers come from wheels in .whl-peers/ (fetch
 is an index; the GPU machine has torch, triton, numpy and nvcc, and no network):
     python3 -m pip install -q --no-index --no-deps --target /tmp/peers .whl-peers/*.whl
     PYTHONPATH=/tmp/peers:. python3 profiling/compare.py
-(/tmp/peers must come on PYTHONPATH, before '.', so that `import accelerated_scan`, `fla` and
-`cuda.compute` resolve; `cuda` is a namespace package, so cuda.bindings still loads from the
-system's site-packages.) Writes profiling/results/<gpu>/compare-<date>.{json,csv,png}.
+(/tmp/peers must come first on PYTHONPATH so that `accelerated_scan`, `fla` and `cuda.compute`
+resolve; `cuda` is a namespace package, so cuda.bindings still loads from site-packages.) The
+wheels: accelerated-scan 0.3.1, ninja (its warp backend builds with nvcc through ninja),
+flash-linear-attention 0.6.0 and fla-core 0.6.0 with einops (fla's layers also want
+transformers, left out: the HGRN ops do not import it), cuda-cccl 1.2.1 with cuda-core and a
+newer cuda-pathfinder (which then shadows the system's, for rtscan too). accelerated-scan's
+(8, 1024, 4096) of ANCHORS.md is the 8192x4096 shape here (8192 = 8 x 1024 sequences).
+Writes profiling/results/<gpu>/compare-<date>.{json,csv,md,png}.
 """
 
 from __future__ import annotations
@@ -312,7 +317,7 @@ def _plot(plt, result, copies, path: Path) -> None:
         batched = [(x, y) for x, y, s in points if s > 1]
         axes.plot([x for x, _ in batched], [y for _, y in batched], "s", color=line.get_color(), fillstyle="none")
 
-    series(copies, color="k", linestyle="--", label="copy, same bytes")
+    series(copies, color="k", linestyle="--", marker="x", label="copy, same bytes")
     for name in result["peers"]:
         times = {r["shape"]: r["us"] for r in result["rows"] if r["peer"] == name and r.get("status") == "ok"}
         if times:
