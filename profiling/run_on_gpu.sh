@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One batched GPU session, each step logged under $OUT (or ./gpu-logs): info; the GPU tests with
 # the sanitizers beside them (neither times anything); then, alone on the GPU, the bench of every
-# variant with the model, the batched shapes on both paths, and Nsight's per-pass figures.
+# variant with the model, the batched shapes on both paths, each pass's time from CUDA events, and
+# Nsight's per-pass figures.
 # Runs from a source checkout (PYTHONPATH=.). A machine without the nvtx package gets it from
 # wheels in .whl/ when present, fetched beforehand on a machine with an index:
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
@@ -31,4 +32,5 @@ python3 -m rtscan bench --variant all --model 2>&1 | tee "$out/bench-all.txt"
 for misaligned in "" --misaligned; do
     python3 -m rtscan bench --shapes 65536x4096,8192x4096,64x65536 $misaligned 2>&1 | tee -a "$out/bench-shapes.txt"
 done
+python3 profiling/passes.py --log2 24,28 2>&1 | tee "$out/passes.txt"
 bash profiling/nsight_passes.sh 24 2>&1 | tee "$out/nsight.txt"
