@@ -10,10 +10,9 @@
 // Most of the tile's a and b is staged in shared memory by asynchronous copies (cp.async); a
 // lane's first REGISTER_ITEMS steps may instead be loaded straight into registers. Tile data that
 // waits costs no issue slots, and the tile bytes an SM holds while its blocks wait in the
-// look-back bound the rate (profiling/PREDICTIONS.md, P1-P6), so both stores are used. The first
-// pass scans the tile and, where each step was held, puts the map from its warp's start through
-// that step; once the carry is known, the second pass is one fma and a store per step, with no
-// shuffles (P13).
+// look-back bound the rate (profiling/PREDICTIONS.md, P1-P6), so both stores are used. The scan
+// reads the steps twice, once to build each lane's map and once, after the carry is known, to
+// run the recurrence and write h.
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads per block, a multiple of 32, at most 1024
@@ -75,22 +74,6 @@ __device__ __forceinline__ void read_staged(const float* slot_a, const float* sl
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             maps[v] = first + v < valid ? Affine<float>{slot_a[v], slot_b[v]} : affine_identity<float>();
-    }
-}
-
-// Puts one lane's VEC maps back into its slots (each lane reads and writes only its own slots, so
-// no barrier is needed); maps past the end of the sequence are identities that nobody reads.
-template <int VEC>
-__device__ __forceinline__ void write_staged(float* slot_a, float* slot_b, const Affine<float> (&maps)[VEC]) {
-    if (VEC == 4) {
-        *reinterpret_cast<float4*>(slot_a) = make_float4(maps[0].a, maps[1].a, maps[2].a, maps[3].a);
-        *reinterpret_cast<float4*>(slot_b) = make_float4(maps[0].b, maps[1].b, maps[2].b, maps[3].b);
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-            slot_a[v] = maps[v].a;
-            slot_b[v] = maps[v].b;
-        }
     }
 }
 
@@ -180,23 +163,17 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         return prefix;
     };
 
-    // First pass: each chunk's warp scan gives the map from the warp's start to this lane's first
-    // step of the chunk; composing on through the lane's steps gives, for each step, the map from
-    // the warp's start through it, which replaces the step's own map where the step is held.
+    // The lane prefixes are kept for the second pass when registers are free; when registers hold
+    // steps, the second pass computes them again (the same operations, so the same bits).
+    constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
+    Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
         Affine<float> maps[VEC];
         chunk_maps(c, maps);
-        Affine<float> through = chunk_prefix(maps, warp_running);
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
-        if (c < REGISTER_CHUNKS) {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) held[c < REGISTER_CHUNKS ? c : 0][v] = maps[v];
-        } else {
-            write_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c), maps);
-        }
+        const Affine<float> prefix = chunk_prefix(maps, warp_running);
+        if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
     }
     if (lane == 0) shared_warp_prefix[warp] = warp_running;
     __syncthreads();
@@ -216,18 +193,22 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     }
     __syncthreads();
 
-    // Second pass: the state at the start of this warp's span (from the warp prefix map), then each
-    // step's state from its map through the warp's start, one fma each. Across steps, lanes and
-    // warps the maps are composed products of a's, not the sequential order: that is where float32
-    // rounding, overflow and Inf * 0 can differ from the reference.
+    // The state at the start of this warp's span (from the warp prefix map), then the state at the
+    // start of each lane's chunk (from its prefix map), then that lane's VEC steps one fma at a
+    // time. Across lanes and warps the maps are composed products of a's, not the sequential
+    // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
+    Affine<float> again_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < CHUNKS; ++c) {
         Affine<float> maps[VEC];
         chunk_maps(c, maps);
+        const Affine<float> prefix =
+            KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+        float state = apply(prefix, warp_start_state);
         float states[VEC];
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) states[v] = apply(maps[v], warp_start_state);
+        for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
         store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states);
     }
 }

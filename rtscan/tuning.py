@@ -19,13 +19,11 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
-    "block_threads": 256, "items": 16, "min_blocks": 4, "lookback_depth": 1, "register_items": 0,
+    "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
     "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
-              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt), "
-              "with 4 blocks per SM (64 registers), which min_blocks 4 keeps since P13's second pass "
-              "(63-64 registers, no spills, ptxas sm_90)",
+              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt)",
 }
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {

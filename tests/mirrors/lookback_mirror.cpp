@@ -12,8 +12,6 @@
 // compiles it again against mutated headers (broken twins), each of which must be caught.
 #include "lookback_protocol.h"
 
-#include <vector>
-
 namespace {
 
 using namespace rtscan_mirror;
@@ -29,9 +27,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     const auto block = [](const TileSteps& steps, auto carry_into) {
-        // Each step's map from its warp's start through it, as the first pass leaves it in place
-        // of the step's own map (identities past the end of the sequence are never read back).
-        std::vector<Map> through(TILE);
+        Map lane_prefix[WARPS][CHUNKS][WARP];
         Map warp_aggregate[WARP];
         for (int lane = 0; lane < WARP; ++lane) warp_aggregate[lane] = affine_identity<float>();
         for (int warp = 0; warp < WARPS; ++warp) {
@@ -46,11 +42,8 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
                     lanes[lane] = lane_map;
                 }
                 warp_inclusive_scan(lanes);
-                for (int lane = 0; lane < WARP; ++lane) {
-                    const int first = rtscan::first_step<VEC>(warp_first, c, lane);
-                    Map map = compose(exclusive_of(lanes, lane), running);
-                    for (int v = 0; v < VEC; ++v) through[first + v] = map = compose(steps.map(first + v), map);
-                }
+                for (int lane = 0; lane < WARP; ++lane)
+                    lane_prefix[warp][c][lane] = compose(exclusive_of(lanes, lane), running);
                 running = compose(lanes[WARP - 1], running);
             }
             warp_aggregate[warp] = running;
@@ -63,8 +56,17 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
         for (int warp = 0; warp < WARPS; ++warp) {
             const float warp_start_state = apply(exclusive_of(warps_inclusive, warp), carry);
             const int warp_first = rtscan::warp_span_start<ITEMS>(warp);
-            for (int step = warp_first; step < warp_first + WARP * ITEMS && step < steps.valid; ++step)
-                steps.store(step, apply(through[step], warp_start_state));
+            for (int c = 0; c < CHUNKS; ++c)
+                for (int lane = 0; lane < WARP; ++lane) {
+                    const int first = rtscan::first_step<VEC>(warp_first, c, lane);
+                    float state = apply(lane_prefix[warp][c][lane], warp_start_state);
+                    for (int v = 0; v < VEC; ++v) {
+                        const int step = first + v;
+                        if (step >= steps.valid) continue;
+                        state = apply(steps.map(step), state);
+                        steps.store(step, state);
+                    }
+                }
         }
     };
     run_launch<DEPTH, LANES, SEGMENT>(a, b, out, h0, layout, TILE, finished_probability, seed, block);
