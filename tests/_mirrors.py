@@ -90,6 +90,40 @@ def draw_h0(rng, shape, dim, exact):
     return (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
 
 
+def built_shape_id(shapes: dict, wanted) -> int:
+    """The id under which the mirror is built for the launch shape `wanted`; skips the test when
+    the mirror lacks it (a GPU whose tuning picks another shape)."""
+    shape_id = next((i for i, s in shapes.items() if s == wanted), None)
+    if shape_id is None:
+        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
+    return shape_id
+
+
+def gpu_length(tile: int, tiles: int, vec: int) -> int:
+    """A length past `tiles` tiles that keeps rows 16-byte aligned on the 16-byte path (a multiple
+    of 4 steps) and not on the scalar one."""
+    return tiles * tile + (124 if vec == 4 else 123)
+
+
+def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, time_stride_2: bool) -> None:
+    """Two sequences of `length` steps give the same bits on the GPU (rtscan.scan with `variant`) as
+    in the mirror. time_stride_2: the GPU reads every other element of a doubled row, which keeps
+    the kernel on its scalar (VEC = 1) path."""
+    import torch
+
+    import rtscan
+
+    def on_gpu(array):
+        if not time_stride_2:
+            return torch.from_numpy(array).cuda()
+        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
+
+    a, b = draw(np.random.default_rng(), (2, length))
+    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=variant).cpu().numpy()
+    cpu = mirror.scan(shape_id, a, b)
+    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
+
+
 def case_id(case):
     shape_id, shape, dim, reverse, with_h0 = case
     return f"shape{shape_id}-{'x'.join(map(str, shape))}-dim{dim}{'-rev' if reverse else ''}{'-h0' if with_h0 else ''}"

@@ -182,23 +182,9 @@ def test_nvrtc_compiles_blelloch_for_every_arch():
 def test_gpu_equals_mirror_bitwise(mirror, tiles, vec):
     """The registered blelloch shapes on the GPU give the mirror's bits, on the 16-byte path and on
     the scalar path (time stride 2)."""
-    import torch
-
-    import rtscan
     from rtscan import _kernels, registry
 
     shape = registry.resolve("blelloch").launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40)
     wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth)
-    shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
-    if shape_id is None:
-        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
-    a, b = _mirrors.draw(np.random.default_rng(), (2, tiles * shape.tile + (124 if vec == 4 else 123)))
-
-    def on_gpu(array):
-        if vec == 4:
-            return torch.from_numpy(array).cuda()
-        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
-
-    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant="blelloch").cpu().numpy()
-    cpu = mirror.scan(shape_id, a, b)
-    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "blelloch",
+                                      _mirrors.gpu_length(shape.tile, tiles, vec), vec == 1)

@@ -111,9 +111,6 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
     the GPU's launch shapes: long (16-byte path, long sequences), short (16-byte path, sequences
     shorter than a long tile) and scalar (strided input), and the seed's one-level look-backs."""
-    import torch
-
-    import rtscan
     from rtscan import _kernels, registry
 
     variant = registry.resolve(name)
@@ -124,20 +121,8 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles):
     if path == "short":
         length = long_tile - 4
     else:
-        length = tiles * variant.launch_shape(arch, "float32", vec, 1 << 40).tile + (124 if vec == 4 else 123)
+        length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, 1 << 40).tile, tiles, vec)
     shape = variant.launch_shape(arch, "float32", vec, length)
     wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes,
               shape.segment_tiles)
-    shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
-    if shape_id is None:
-        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
-
-    def on_gpu(array):  # a time stride of 2 keeps the kernel on its scalar (VEC = 1) path
-        if vec == 4:
-            return torch.from_numpy(array).cuda()
-        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
-
-    a, b = _mirrors.draw(np.random.default_rng(), (2, length))
-    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=name).cpu().numpy()
-    cpu = mirror.scan(shape_id, a, b)
-    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1)

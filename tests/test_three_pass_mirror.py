@@ -218,26 +218,12 @@ def test_registered_shapes_do_not_spill(arch, tmp_path):
 def test_gpu_equals_mirror_bitwise(mirror, form, tiles, vec):
     """The registered shape on the GPU gives the mirror's bits, on the 16-byte path and on the
     scalar path (time stride 2)."""
-    import torch
-
-    import rtscan
     from rtscan import _kernels
 
     shape = registry.resolve(form).launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40)
     wanted = (shape.block_threads, shape.items, shape.vec)
-    shape_id = next((i for i, s in SHAPES.items() if s == wanted), None)
-    if shape_id is None:
-        pytest.skip(f"the mirror is not built for this GPU's launch shape {wanted}; add it to SHAPES")
-    a, b = _mirrors.draw(np.random.default_rng(), (2, tiles * shape.tile + (124 if vec == 4 else 123)))
-
-    def on_gpu(array):
-        if vec == 4:
-            return torch.from_numpy(array).cuda()
-        return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
-
-    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=form).cpu().numpy()
-    cpu = mirror.scan(shape_id + FORMS[form], a, b)
-    assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted) + FORMS[form], form,
+                                      _mirrors.gpu_length(shape.tile, tiles, vec), vec == 1)
 
 
 @pytest.mark.gpu
