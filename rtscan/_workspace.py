@@ -55,15 +55,22 @@ def _key(device: int, stream: int) -> tuple:
     return (device, stream, threading.get_ident() if stream == _PER_THREAD_STREAM else None)
 
 
+def _at_least(table: dict, key: tuple, needed: int, grow) -> Workspace:
+    """table[key] when it holds `needed`; otherwise grow(old) replaces it, under the lock, checked
+    again there so that two threads needing more grow it once."""
+    found = table.get(key)
+    if found is None or found.capacity < needed:
+        with _lock:
+            found = table.get(key)
+            if found is None or found.capacity < needed:
+                found = grow(found)
+    return found
+
+
 def acquire(device: int, stream: int, tiles: int) -> TileWorkspace:
     """A workspace for `tiles` tiles on this stream; grows (geometrically) when too small."""
     key = _key(device, stream)
-    workspace = _workspaces.get(key)
-    if workspace is None or workspace.capacity < tiles:
-        with _lock:
-            workspace = _workspaces.get(key)
-            if workspace is None or workspace.capacity < tiles:
-                workspace = _grow(key, workspace, stream, tiles)
+    workspace = _at_least(_workspaces, key, tiles, lambda old: _grow(key, old, stream, tiles))
     return TileWorkspace(workspace.pointer, workspace.capacity)
 
 
@@ -86,16 +93,11 @@ def scratch(device: int, stream: int, nbytes: int) -> int:
     aligned, contents undefined); grows to exactly what is asked when too small: it is gigabytes
     at large sizes (2 x 4 B per step for three_pass' pairs), so doubling could fail a call that fits."""
     key = _key(device, stream)
-    buffer = _scratch.get(key)
-    if buffer is None or buffer.capacity < nbytes:
-        with _lock:
-            buffer = _scratch.get(key)
-            if buffer is None or buffer.capacity < nbytes:
-                buffer = _replace(_scratch, key, buffer, stream, nbytes, MIN_SCRATCH_BYTES, _driver.alloc,
-                                  f"the multi-pass scratch for this stream must grow to {nbytes} bytes",
-                                  "run one scan of the largest size with this variant on this stream before "
-                                  "capturing", geometric=False)
-    return buffer.pointer
+    return _at_least(_scratch, key, nbytes, lambda old: _replace(
+        _scratch, key, old, stream, nbytes, MIN_SCRATCH_BYTES, _driver.alloc,
+        f"the multi-pass scratch for this stream must grow to {nbytes} bytes",
+        "run one scan of the largest size with this variant on this stream before capturing",
+        geometric=False)).pointer
 
 
 def three_pass_scratch(device: int, stream: int, tile: int, tiles: int, keeps_pairs: bool) -> ThreePassScratch:
