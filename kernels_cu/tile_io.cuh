@@ -57,7 +57,10 @@ template <int VEC>
 __device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
                                             int valid, const float (&values)[VEC]) {
     if (VEC == 4 && first + VEC <= valid) {
-        *reinterpret_cast<float4*>(target + first) = make_float4(values[0], values[1], values[2], values[3]);
+        // An explicit 16-byte store: a float4 assignment leaves the vector store to NVVM's
+        // load-store vectorizer, which dropped it (four 4-byte stores per chunk, 7 % slower at 2^28)
+        // when unrelated code around it changed (profiling/PREDICTIONS.md, P19).
+        __stwb(reinterpret_cast<float4*>(target + first), make_float4(values[0], values[1], values[2], values[3]));
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
