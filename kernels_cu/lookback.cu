@@ -35,30 +35,25 @@
 
 namespace rtscan {
 
-// The shared-window address of `pointer`, computed once and kept: the asm makes the value opaque,
-// so ptxas holds it in a register instead of rematerialising it (an S2UR of the CTA id) before
-// every cp.async, which under this kernel's register pressure it did whenever the surrounding code
-// shifted, and which cost 7 % at 2^28 (profiling/PREDICTIONS.md, P17 and P19).
-__device__ __forceinline__ unsigned shared_address_once(const void* pointer) {
-    unsigned address;
-    asm volatile("mov.u32 %0, %1;" : "=r"(address) : "r"(unsigned(__cvta_generic_to_shared(pointer))));
-    return address;
+__device__ __forceinline__ unsigned shared_address(const void* pointer) {
+    return unsigned(__cvta_generic_to_shared(pointer));
 }
 
 // Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
-// step `first`, to the shared address `slot` (the lane's place in shared memory, in bytes). `first`
-// and `valid` are below TILE, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not
-// copied: the scan treats them as the identity map without reading them.
+// step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below
+// TILE, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
+// treats them as the identity map without reading them.
 template <int VEC>
-__device__ __forceinline__ void stage_steps(unsigned slot, const float* __restrict__ source, long long time_stride,
+__device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {
     if (VEC == 4 && first + VEC <= valid) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(slot), "l"(source + first) : "memory");
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
+                     "l"(source + first) : "memory");
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid)
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(slot + unsigned(sizeof(float)) * v),
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(slot + v)),
                              "l"(source + (long long)(first + v) * time_stride) : "memory");
     }
 }
@@ -134,14 +129,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
-    const unsigned staged_a_address = shared_address_once(staged_a);
-    const unsigned staged_b_address = staged_a_address + unsigned(sizeof(float)) * STAGED_TILE;
 #pragma unroll
     for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
         const int first = first_step<VEC>(warp_first, c, int(lane));
-        const unsigned slot_bytes = unsigned(sizeof(float)) * unsigned(staged_slot(c));
-        stage_steps<VEC>(staged_a_address + slot_bytes, a_tile, layout.in_time_stride, first, valid);
-        stage_steps<VEC>(staged_b_address + slot_bytes, b_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
+        stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
     }
 #pragma unroll
     for (int c = 0; c < REGISTER_CHUNKS; ++c)
