@@ -33,12 +33,13 @@ LOOKBACK_REGS = {
     },
     ("sm_90", "float32"): {
         "long": {
-            "block_threads": 256, "items": 48, "min_blocks": 3, "lookback_depth": 1, "register_items": 16,
+            "block_threads": 384, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
             "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
-            "source": "hand sweep on an H200, 2026-11-30, profiling/results/h200/register-items-2026-11-30.txt: "
-                      "fastest of 8 shapes at 2^28 (0.694 of copy; all-staged 256 x 32: 0.663); from 2^21 steps "
-                      "in all, between 2^20, where it ran at 0.229 of copy and the short shape at 0.311, and 2^22, "
-                      "where it ran at 0.536 and the short shape at 0.480 (results/h200/sweep-small-2026-11-30.csv)",
+            "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30c.csv: fastest "
+                      "of 6 shapes at 2^22, 2^24 and 2^26 (0.606, 0.583, 0.678 of copy) and within 0.1 % of the "
+                      "fastest at 2^28 (0.706; 256x48r16b3, the shape before it, 0.690); from 2^21 steps in all, "
+                      "between 2^20, where the long shape then (256x48r16) ran at 0.229 of copy and the short "
+                      "shape at 0.311, and 2^22 (results/h200/sweep-small-2026-11-30.csv)",
         },
         "short": _SHORT_SM90,
     },
