@@ -27,7 +27,7 @@ pytestmark = _mirrors.needs_compiler
 # id -> (block_threads, items, vec, depth, walk lanes, tiles per segment)
 SHAPES = {0: (256, 16, 4, 1, 32, 32), 1: (256, 16, 1, 1, 32, 32), 2: (64, 8, 4, 2, 32, 32), 3: (64, 8, 1, 4, 32, 32),
           4: (32, 2, 1, 2, 32, 32), 5: (256, 48, 4, 1, 32, 32), 6: (64, 1, 1, 1, 1, 1), 7: (64, 1, 1, 2, 32, 1),
-          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1)}
+          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1), 10: (384, 48, 4, 1, 32, 32)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -100,6 +100,19 @@ def test_mirror_matches_reference_and_is_deterministic(mirror, case):
 @pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
 def test_every_broken_twin_is_caught(twin, tmp_path):
     _mirrors.assert_twin_caught(build_mirror, twin, BROKEN_TWINS[twin], cases(), tmp_path)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+@pytest.mark.parametrize("name", ["lookback_regs", "lookback_serial", "lookback_warp"])
+def test_mirror_is_built_for_every_tuned_shape(name, arch):
+    """The GPU-vs-mirror test below skips a launch shape the mirror lacks; on the architectures
+    the tuning table covers, none may be missing, or a retune would silently drop that check."""
+    from rtscan import _kernels, registry
+
+    for shape in _kernels.shapes_for(registry.resolve(name), arch):
+        wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes,
+                  shape.segment_tiles)
+        assert wanted in SHAPES.values(), f"{name} on {arch} launches {wanted}: add it to SHAPES and the mirror"
 
 
 @pytest.mark.gpu
