@@ -33,13 +33,13 @@ LOOKBACK_REGS = {
     },
     ("sm_90", "float32"): {
         "long": {
-            "block_threads": 384, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
+            "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,
             "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
-            "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30c.csv: fastest "
-                      "of 6 shapes at 2^22, 2^24 and 2^26 (0.606, 0.583, 0.678 of copy) and within 0.1 % of the "
-                      "fastest at 2^28 (0.706; 256x48r16b3, the shape before it, 0.690); from 2^21 steps in all, "
-                      "between 2^20, where the long shape then (256x48r16) ran at 0.229 of copy and the short "
-                      "shape at 0.311, and 2^22 (results/h200/sweep-small-2026-11-30.csv)",
+            "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30d.csv: fastest "
+                      "of 7 shapes at 2^20-2^26 (2^24: 0.609 of copy against 0.572 for 384x48r16b2, the shape "
+                      "of sweep-2026-11-30c.csv), 0.706 at 2^28 against 0.709, and no spills; from 2^21 steps "
+                      "in all: the short shape (256x16) ran 2^20 at 0.309 and 2^21 at 0.274, this one 0.230 "
+                      "and 0.320",
         },
         "short": _SHORT_SM90,
     },

@@ -75,7 +75,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 }  // namespace
 
 // Launch shapes the tests use: 0 and 1 are the sm_90 short shape (VEC 4 and 1), 10 its long shape
-// and 5 the long shape before it (where the steps are held does not change the arithmetic, so
+// and 5 an earlier one (where the steps are held does not change the arithmetic, so
 // register_items has no twin); 2 and 3 are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span many tiles; 4
 // has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
 // look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
@@ -95,7 +95,7 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 7: mirror_scan<64, 1, 1, 2, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 8: mirror_scan<256, 1, 1, 1, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 9: mirror_scan<256, 1, 1, 1, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
-        case 10: mirror_scan<384, 48, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 10: mirror_scan<384, 44, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
