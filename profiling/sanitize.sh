@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer memcheck and racecheck on every variant, at a small and a medium size, with
-# the 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). Cases run
+# the 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths
+# are multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes
+# the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). Cases run
 # JOBS at a time (default 6), each limited to CASE_SECONDS (default 300). Logs under $OUT (or
 # ./sanitizer-logs); summary.txt holds one line per case. Run from the repository root on a GPU:
 #   bash profiling/sanitize.sh
@@ -21,6 +23,6 @@ one_case() {
 export -f one_case
 for tool in memcheck racecheck; do
     for variant in $variants; do
-        for length in 4099 1048579; do echo "$tool $variant $length"; done
+        for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case $0 $1 $2' | sort | tee "$out/sanitizer-summary.txt"

@@ -1,5 +1,6 @@
 """One compute-sanitizer case of profiling/sanitize.sh: scan two sequences of LENGTH steps with
-VARIANT, through the 16-byte path (time contiguous) and the scalar path (time stride 2), from
+VARIANT, through the 16-byte path (time contiguous; LENGTH a multiple of 4, or the second
+sequence is misaligned and the scalar path runs instead) and the scalar path (time stride 2), from
 NumPy host arrays so no framework's kernels run under the tool; check against the reference.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH
@@ -12,6 +13,8 @@ import numpy as np
 import rtscan
 
 variant, length = sys.argv[1], int(sys.argv[2])
+if length % 4:
+    sys.exit(f"LENGTH must be a multiple of 4 for the contiguous case to take the 16-byte path, got {length}")
 rng = np.random.default_rng()
 a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
 b = rng.standard_normal((2, length)).astype(np.float32)
