@@ -13,6 +13,7 @@ compiling in memory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -186,7 +187,38 @@ def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: Compi
     (profiling/timeline.py compiles an instrumented copy); includes still resolve in kernels_cu/."""
     from cuda.bindings import nvrtc
 
-    arguments = options.arguments(_include_dirs())
+    with _nvrtc_program(source, name_expressions, options.arguments(_include_dirs()), options.arch, text) as program:
+        err, size = nvrtc.nvrtcGetCUBINSize(program)
+        _check_nvrtc(err, "nvrtcGetCUBINSize")
+        cubin = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(program, cubin)
+        _check_nvrtc(err, "nvrtcGetCUBIN")
+        return CompiledModule(cubin=bytes(cubin), lowered_names=_lowered_names(program, name_expressions))
+
+
+def nvrtc_ptx(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> tuple[str, dict[str, str]]:
+    """The PTX NVRTC makes of kernels_cu/<source> for the virtual architecture of options.arch
+    (compute_XY), and each name expression's lowered name: what tests read to check the code NVVM
+    generated before ptxas (tests/test_vector_stores.py)."""
+    from cuda.bindings import nvrtc
+
+    arguments = tuple(a.replace("-arch=sm_", "-arch=compute_", 1) for a in options.arguments(_include_dirs()))
+    with _nvrtc_program(source, name_expressions, arguments, options.arch, None) as program:
+        err, size = nvrtc.nvrtcGetPTXSize(program)
+        _check_nvrtc(err, "nvrtcGetPTXSize")
+        ptx = b" " * size
+        (err,) = nvrtc.nvrtcGetPTX(program, ptx)
+        _check_nvrtc(err, "nvrtcGetPTX")
+        return ptx.rstrip(b"\0 ").decode(), _lowered_names(program, name_expressions)
+
+
+@contextlib.contextmanager
+def _nvrtc_program(source: str, name_expressions: tuple[str, ...], arguments: tuple[str, ...], arch: str,
+                   text: bytes | None):
+    """A compiled NVRTC program of kernels_cu/<source> (or `text`), destroyed on exit; a failed
+    compile raises CompileError with NVRTC's log."""
+    from cuda.bindings import nvrtc
+
     if text is None:
         text = (kernels_dir() / source).read_bytes()
     err, program = nvrtc.nvrtcCreateProgram(text, source.encode(), 0, [], [])
@@ -202,20 +234,21 @@ def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: Compi
         log = log_buffer.rstrip(b"\0 ").decode(errors="replace")
         if int(compile_err) != 0:
             raise CompileError(f"NVRTC could not compile {source}: {compile_err!r}", log=log,
-                               options=arguments, arch=options.arch)
-        err, size = nvrtc.nvrtcGetCUBINSize(program)
-        _check_nvrtc(err, "nvrtcGetCUBINSize")
-        cubin = b" " * size
-        (err,) = nvrtc.nvrtcGetCUBIN(program, cubin)
-        _check_nvrtc(err, "nvrtcGetCUBIN")
-        lowered = {}
-        for expression in name_expressions:
-            err, name = nvrtc.nvrtcGetLoweredName(program, expression.encode())
-            _check_nvrtc(err, "nvrtcGetLoweredName")
-            lowered[expression] = name.decode()
-        return CompiledModule(cubin=bytes(cubin), lowered_names=lowered)
+                               options=arguments, arch=arch)
+        yield program
     finally:
         nvrtc.nvrtcDestroyProgram(program)
+
+
+def _lowered_names(program, name_expressions: tuple[str, ...]) -> dict[str, str]:
+    from cuda.bindings import nvrtc
+
+    lowered = {}
+    for expression in name_expressions:
+        err, name = nvrtc.nvrtcGetLoweredName(program, expression.encode())
+        _check_nvrtc(err, "nvrtcGetLoweredName")
+        lowered[expression] = name.decode()
+    return lowered
 
 
 def cache_path(source: str, name_expressions: tuple[str, ...], options: CompileOptions) -> Path:

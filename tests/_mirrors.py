@@ -90,6 +90,12 @@ def draw_h0(rng, shape, dim, exact):
     return (rng.integers(-3, 4, batch) if exact else rng.standard_normal(batch)).astype(np.float32)
 
 
+def launch_key(shape) -> tuple:
+    """A lookback launch shape as the mirror's SHAPES name it: (block threads, items, vec, depth,
+    walk lanes, tiles per segment)."""
+    return (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes, shape.segment_tiles)
+
+
 def built_shape_id(shapes: dict, wanted) -> int:
     """The id under which the mirror is built for the launch shape `wanted`; skips the test when
     the mirror lacks it (a GPU whose tuning picks another shape)."""

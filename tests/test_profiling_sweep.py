@@ -65,3 +65,10 @@ def test_write_json_and_csv(sweep, tmp_path):
 def test_main_without_a_gpu_says_so(sweep, capsys):
     assert sweep.main(["--shapes", "256x16", "--log2", "20"]) == 2
     assert "needs a GPU" in capsys.readouterr().err
+
+
+def test_format_shape_inverts_parse_shape(sweep):
+    for text in ("384x44r12b2d1", "256x16r0b3d1"):
+        assert sweep.format_shape(sweep.parse_shape(text)) == text
+    entry = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")["long"]
+    assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()

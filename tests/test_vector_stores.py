@@ -1,9 +1,10 @@
-"""The 16-byte shapes really store 16 bytes at a time, with no GPU: NVRTC's PTX of every kernel that
-writes steps on the 16-byte path holds one st.global.v4.f32 per chunk a thread writes.
+"""The 16-byte shapes really move 16 bytes at a time, with no GPU: in NVRTC's PTX, every kernel
+that writes steps on the 16-byte path holds a st.global.v4.f32 for each array it writes per chunk,
+and lookback_scan reads its staged steps back with ld.shared.v4.f32.
 
 A float4 assignment once left the vector store to NVVM, which split it into four 4-byte stores
 after unrelated code moved; the kernels stayed correct and lost 7 % at 2^28 (profiling/
-PREDICTIONS.md, P19 and P21). Only the instruction count shows it, so it is checked here."""
+PREDICTIONS.md, P19 and P21). Only the instruction mix shows it, so it is checked here."""
 
 from __future__ import annotations
 
@@ -14,29 +15,10 @@ import pytest
 from rtscan import _compile, _kernels
 from rtscan.registry import VARIANTS
 
-# Kernels of 16-byte shapes that write no steps (one aggregate per tile), so hold no 16-byte store.
-WRITE_NO_STEPS = ("three_pass_tile_aggregates", "three_pass_carries")
-
-
-def _ptx(source: str, expressions: tuple[str, ...], arch: str) -> tuple[str, dict[str, str]]:
-    """NVRTC's PTX of kernels_cu/<source> for compute_XY, and each expression's lowered name."""
-    from cuda.bindings import nvrtc
-
-    arguments = [a.replace("-arch=sm_", "-arch=compute_")
-                 for a in _compile.CompileOptions(arch=arch).arguments(_compile._include_dirs())]
-    err, program = nvrtc.nvrtcCreateProgram((_compile.kernels_dir() / source).read_bytes(), source.encode(), 0, [], [])
-    assert int(err) == 0
-    try:
-        for expression in expressions:
-            assert int(nvrtc.nvrtcAddNameExpression(program, expression.encode())[0]) == 0
-        assert int(nvrtc.nvrtcCompileProgram(program, len(arguments), [a.encode() for a in arguments])[0]) == 0
-        err, size = nvrtc.nvrtcGetPTXSize(program)
-        ptx = b" " * size
-        assert int(nvrtc.nvrtcGetPTX(program, ptx)[0]) == 0
-        lowered = {e: nvrtc.nvrtcGetLoweredName(program, e.encode())[1].decode() for e in expressions}
-        return ptx.decode(errors="replace"), lowered
-    finally:
-        nvrtc.nvrtcDestroyProgram(program)
+# 16-byte global stores per chunk a thread writes, by kernel template; kernels absent write no
+# steps (one aggregate or carry per tile) and hold none.
+STORES_PER_CHUNK = {"rtscan::lookback_scan": 1, "rtscan::blelloch_scan": 1, "rtscan::three_pass_tile_pairs": 2,
+                    "rtscan::three_pass_apply_pairs": 1, "rtscan::three_pass_rescan": 1}
 
 
 def _entry_body(ptx: str, lowered: str) -> str:
@@ -45,24 +27,32 @@ def _entry_body(ptx: str, lowered: str) -> str:
     return ptx[start:end if end >= 0 else len(ptx)]
 
 
+def _count(pattern: str, body: str) -> int:
+    return len(re.findall(pattern, body))
+
+
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-def test_sixteen_byte_shapes_store_sixteen_bytes(name, arch):
+def test_sixteen_byte_shapes_move_sixteen_bytes(name, arch):
     variant = VARIANTS[name]
     shapes = [s for s in _kernels.shapes_for(variant, arch) if s.vec == 4]
-    expressions = tuple(dict.fromkeys(e for s in shapes for e in variant.name_expressions(s)))
-    if not expressions:
+    if not shapes:
         pytest.skip(f"{name} has no 16-byte shape on {arch}")
-    ptx, lowered = _ptx(variant.source, expressions, arch)
+    ptx, lowered = _compile.nvrtc_ptx(variant.source, variant.expressions(shapes), _compile.CompileOptions(arch=arch))
     checked = 0
     for shape in shapes:
+        chunks = shape.items // shape.vec
         for expression in variant.name_expressions(shape):
-            if any(k in expression for k in WRITE_NO_STEPS):
+            template = expression.split("<")[0]
+            if template not in STORES_PER_CHUNK:
                 continue
             body = _entry_body(ptx, lowered[expression])
-            vector_stores = len(re.findall(r"\bst\.global(\.\w+)*\.v4\.f32\b", body))
-            chunks = shape.items // shape.vec
-            assert vector_stores >= chunks, (
-                f"{expression}: {vector_stores} 16-byte global stores for {chunks} chunks per thread")
+            stores = _count(r"\bst\.global(\.\w+)*\.v4\.f32\b", body)
+            assert stores >= STORES_PER_CHUNK[template] * chunks, (
+                f"{expression}: {stores} 16-byte global stores for {chunks} chunks per thread")
+            if template == "rtscan::lookback_scan":  # a and b of each staged chunk, in both passes
+                staged_chunks = (shape.items - shape.register_items) // shape.vec
+                loads = _count(r"\bld\.shared(\.\w+)*\.v4\.f32\b", body)
+                assert loads >= 4 * staged_chunks, f"{expression}: {loads} 16-byte shared loads"
             checked += 1
     assert checked, f"{name}: no kernel that writes steps was checked"
