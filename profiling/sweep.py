@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_SHAPES = "256x16,256x32,256x24b4,256x32r8b4,256x44r12,256x48r16"
+DEFAULT_SHAPES = "256x16,256x32,256x24b4,256x48r16,384x48r16b2,384x44r12b2"
 DEFAULT_LOG2 = "20,22,24,26,28"
 CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
 DRIFT_LIMIT = 0.03
@@ -42,6 +42,12 @@ def parse_shape(text: str) -> dict:
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
             "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
             "walk_lanes": 32, "segment_tiles": 32}  # lookback_regs' warp walk over segments
+
+
+def format_shape(entry: dict) -> str:
+    """A long-shape entry of rtscan/tuning.py -> '384x44r12b2d1' (parse_shape's inverse)."""
+    return (f"{entry['block_threads']}x{entry['items']}r{entry['register_items']}"
+            f"b{entry['min_blocks']}d{entry['lookback_depth']}")
 
 
 def gpu_folder(device_name: str) -> str:

@@ -7,7 +7,8 @@ every earlier tile's aggregate was out to the carry (the protocol's own delay), 
 blocks load or wait over time are printed; the raw stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/timeline.py --shape 256x48r16 --log2 28 --out /tmp/timeline
+    PYTHONPATH=. python3 profiling/timeline.py --shape 384x44r12b2 --log2 28 --out /tmp/timeline
+(--shape defaults to the present GPU's tuned long shape).
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def analyse(stamps: np.ndarray) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", default="256x48r16", help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH]")
+    parser.add_argument("--shape", help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH] (default: the tuned long shape)")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
@@ -137,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     if not rtscan.gpu_available():
         print("profiling/timeline.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
+    if args.shape is None:
+        from rtscan import _kernels, tuning
+        from sweep import format_shape
+
+        args.shape = format_shape(tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")["long"])
     stamps = capture(args.shape, args.log2)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

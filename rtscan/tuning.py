@@ -36,10 +36,10 @@ LOOKBACK_REGS = {
             "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,
             "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
             "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30d.csv: fastest "
-                      "of 7 shapes at 2^20-2^26 (2^24: 0.609 of copy against 0.572 for 384x48r16b2, the shape "
-                      "of sweep-2026-11-30c.csv), 0.706 at 2^28 against 0.709, and no spills; from 2^21 steps "
-                      "in all: the short shape (256x16) ran 2^20 at 0.309 and 2^21 at 0.274, this one 0.230 "
-                      "and 0.320",
+                      "of the 6 long shapes at 2^21-2^26 (2^24: 0.609 of copy against 0.572 for 384x48r16b2, "
+                      "the shape of sweep-2026-11-30c.csv), 0.704 at 2^28 against 0.707, and no spills; from "
+                      "2^21 steps in all: the short shape (256x16) ran 2^20 at 0.309 and 2^21 at 0.274, this "
+                      "one 0.231 and 0.320",
         },
         "short": _SHORT_SM90,
     },
