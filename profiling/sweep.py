@@ -10,8 +10,8 @@ to profiling/results/<gpu>/sweep-<date>.*.
 
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
-A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH
-(defaults r0, b3, d1).
+A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
+sSEGMENT_TILES (defaults r0, b3, d1, s32).
 """
 
 from __future__ import annotations
@@ -30,24 +30,26 @@ DEFAULT_SHAPES = "256x16,256x32,256x24b4,256x48r16,384x48r16b2,384x44r12b2"
 DEFAULT_LOG2 = "20,22,24,26,28"
 CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
 DRIFT_LIMIT = 0.03
-_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?$")
 
 
 def parse_shape(text: str) -> dict:
     """'256x48r16' -> the long-shape entry fields of rtscan/tuning.py."""
     match = _SHAPE.match(text.strip())
     if not match:
-        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1, got {text!r}")
-    block, items, registers, min_blocks, depth = match.groups()
+        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32, got {text!r}")
+    block, items, registers, min_blocks, depth, segment = match.groups()
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
             "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
-            "walk_lanes": 32, "segment_tiles": 32}  # lookback_regs' warp walk over segments
+            "walk_lanes": 32, "segment_tiles": int(segment or 32)}  # lookback_regs' warp walk over segments
 
 
 def format_shape(entry: dict) -> str:
-    """A long-shape entry of rtscan/tuning.py -> '384x44r12b2d1' (parse_shape's inverse)."""
+    """A long-shape entry of rtscan/tuning.py -> '384x44r12b2d1' (parse_shape's inverse; 's16' only
+    when a segment is not 32 tiles)."""
+    segment = "" if entry["segment_tiles"] == 32 else f"s{entry['segment_tiles']}"
     return (f"{entry['block_threads']}x{entry['items']}r{entry['register_items']}"
-            f"b{entry['min_blocks']}d{entry['lookback_depth']}")
+            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}")
 
 
 def gpu_folder(device_name: str) -> str:
@@ -148,12 +150,12 @@ def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
 
 
 def _describe(row: dict, copy_us: dict) -> str:
-    name = f"{row['block_threads']}x{row['items']}r{row['register_items']}b{row['min_blocks']}d{row['lookback_depth']}"
+    name = format_shape(row)
     if "error" in row:
         return f"{name}: {row['error']}"
     ratios = " ".join(f"2^{k} {copy_us[k] / v:.3f}" for k, v in row["scan_us"].items())
     return (f"{name}: {row['blocks_per_sm']} blocks/SM, error {row['relative_error']:.1e}, "
-            f"deterministic {row['deterministic']}, vs copy: {ratios}")
+            f"deterministic {row['deterministic']}, vs the copy timed before: {ratios}")
 
 
 def write(result: dict, folder: Path) -> list[Path]:
@@ -165,12 +167,13 @@ def write(result: dict, folder: Path) -> list[Path]:
     copy_us = {k: min(result["copy_us_before"][k], result["copy_us_after"][k]) for k in result["copy_us_before"]}
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["block_threads", "items", "register_items", "min_blocks", "lookback_depth", "log2",
-                         "scan_us", "copy_us", "ratio", "usable"])
+        writer.writerow(["block_threads", "items", "register_items", "min_blocks", "lookback_depth",
+                         "segment_tiles", "log2", "scan_us", "copy_us", "ratio", "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([row["block_threads"], row["items"], row["register_items"], row["min_blocks"],
-                                 row["lookback_depth"], log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
+                                 row["lookback_depth"], row["segment_tiles"], log2, f"{micro:.2f}",
+                                 f"{copy_us[log2]:.2f}",
                                  f"{copy_us[log2] / micro:.4f}", result["usable"]])
     try:
         import matplotlib
@@ -187,7 +190,7 @@ def write(result: dict, folder: Path) -> list[Path]:
     for row in result["rows"]:
         if "scan_us" in row:
             axes.plot(sizes, [gbs(k, row["scan_us"][k]) for k in sizes], marker="o",
-                      label=f"{row['block_threads']}x{row['items']} r{row['register_items']}")
+                      label=format_shape(row))
     axes.set_xlabel("log2 elements (one sequence)")
     axes.set_ylabel("GB/s (12 B/element)")
     axes.set_title(f"lookback_regs long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))

@@ -19,6 +19,7 @@ def sweep():
 
 def test_parse_shape(sweep):
     protocol = {"walk_lanes": 32, "segment_tiles": 32}
+    assert sweep.parse_shape("384x44r12b2s8")["segment_tiles"] == 8
     assert sweep.parse_shape("256x48r16") == {"block_threads": 256, "items": 48, "register_items": 16,
                                               "min_blocks": 3, "lookback_depth": 1, **protocol}
     assert sweep.parse_shape("128x32b6d2") == {"block_threads": 128, "items": 32, "register_items": 0,
@@ -46,9 +47,9 @@ def fake_result(usable=True):
     return {"device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-30", "usable": usable,
             "copy_us_before": {24: 50.0, 28: 760.0}, "copy_us_after": {24: 49.0, 28: 770.0},
             "rows": [{"block_threads": 256, "items": 48, "register_items": 16, "min_blocks": 3, "lookback_depth": 1,
-                      "scan_us": {24: 85.0, 28: 1090.0}},
+                      "walk_lanes": 32, "segment_tiles": 16, "scan_us": {24: 85.0, 28: 1090.0}},
                      {"block_threads": 512, "items": 64, "register_items": 0, "min_blocks": 3, "lookback_depth": 1,
-                      "error": "needs more shared memory than the device has"}]}
+                      "walk_lanes": 32, "segment_tiles": 32, "error": "needs more shared memory than the device has"}]}
 
 
 def test_write_json_and_csv(sweep, tmp_path):
@@ -58,6 +59,7 @@ def test_write_json_and_csv(sweep, tmp_path):
     assert len(rows) == 2  # one line per size of the shape that ran; none for the one that failed
     assert rows[1]["log2"] == "28" and rows[1]["copy_us"] == "760.00"  # the faster of the two copy readings
     assert float(rows[1]["ratio"]) == pytest.approx(760.0 / 1090.0, abs=1e-4)
+    assert rows[1]["segment_tiles"] == "16"
     assert all(path.exists() for path in paths)
 
 
@@ -68,7 +70,7 @@ def test_main_without_a_gpu_says_so(sweep, capsys):
 
 
 def test_format_shape_inverts_parse_shape(sweep):
-    for text in ("384x44r12b2d1", "256x16r0b3d1"):
+    for text in ("384x44r12b2d1", "256x16r0b3d1", "384x44r12b2d1s16"):
         assert sweep.format_shape(sweep.parse_shape(text)) == text
     entry = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")["long"]
     assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()
