@@ -129,7 +129,8 @@ def analyse(stamps: np.ndarray) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT] (default: the tuned long shape)")
+    parser.add_argument("--shape",
+                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT] (default: the tuned long shape)")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
