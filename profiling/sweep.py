@@ -1,8 +1,10 @@
 """Sweep the long launch shape of `lookback_regs` on the present GPU and write what each one did.
 
 For every candidate shape: the error against the float64 reference on a prefix of the input,
-whether two runs give the same bits, the blocks an SM holds, and the time of one sequence at each
-size (graph replays, as `python -m rtscan bench` times them) beside a copy of the same bytes.
+whether two runs give the same bits, the blocks an SM holds, and the time of one sequence (or of
+--sequences rows) at each size (graph replays, as `python -m rtscan bench` times them) beside a copy
+of the same bytes; a size whose rows are shorter than the shape's tile (so the short shape would
+run) is skipped with that reason.
 The copy is also timed, and the NVML clocks read, before and after the whole sweep: a sweep whose
 copy moved more than 3 % is marked unusable, and no tuning entry may cite it.
 Writes JSON and CSV, and a PNG (GB/s against size, with the copy) when matplotlib is installed,
@@ -10,6 +12,8 @@ to profiling/results/<gpu>/sweep-<date>.*.
 
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
+    PYTHONPATH=. python3 profiling/sweep.py --shapes 384x44r12b2,256x16 --log2 22 --sequences 64
+(the second times 64 sequences of 65536 steps, issue 4's batched shape).
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
 sSEGMENT_TILES (defaults r0, b3, d1, s32).
 """
@@ -64,10 +68,12 @@ def copy_drift(before: dict, after: dict) -> float:
 
 
 class _Prefix:
-    """The first `count` floats of a device buffer, as a __cuda_array_interface__ object."""
+    """The first `count` floats of a device buffer, as a __cuda_array_interface__ object: one
+    sequence, or `sequences` rows of count // sequences steps each."""
 
-    def __init__(self, pointer: int, count: int):
-        self.__cuda_array_interface__ = {"shape": (count,), "typestr": "<f4", "data": (pointer, False),
+    def __init__(self, pointer: int, count: int, sequences: int = 1):
+        shape = (count,) if sequences == 1 else (sequences, count // sequences)
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (pointer, False),
                                          "strides": None, "version": 3}
 
 
@@ -81,7 +87,7 @@ def _time_copies(bench, driver, source, target, stream, log2_sizes) -> dict:
     return times
 
 
-def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
+def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1) -> dict:
     import rtscan
     from rtscan import _bench, _driver, _kernels, _nvml, reference, registry, tuning
 
@@ -102,8 +108,9 @@ def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
     source, target = _bench.DeviceBuffer(3 * largest // 2), _bench.DeviceBuffer(3 * largest // 2)
     expected = reference.scan(a_host[:CHECK_STEPS], b_host[:CHECK_STEPS])
     result = {"device": _driver.device_name(0), "arch": arch, "date": datetime.date.today().isoformat(),
-              "clocks_before": _nvml.facts(0), "rows": []}
-    print(f"{result['device']} ({arch}): {len(shapes)} shapes x sizes 2^{log2_sizes}", flush=True)
+              "sequences": sequences, "clocks_before": _nvml.facts(0), "rows": []}
+    print(f"{result['device']} ({arch}): {len(shapes)} shapes x sizes 2^{log2_sizes}, {sequences} sequence(s)",
+          flush=True)
     try:
         result["copy_us_before"] = _time_copies(_bench, _driver, source, target, stream, log2_sizes)
         for number, fields in enumerate(shapes, 1):
@@ -127,7 +134,10 @@ def sweep(shapes: list[dict], log2_sizes: list[int]) -> dict:
                 row["scan_us"] = {}
                 for log2 in log2_sizes:
                     n = 1 << log2
-                    views = [_Prefix(x.pointer, n) for x in (a, b, out)]
+                    if variant.launch_shape(arch, "float32", 4, n // sequences, sequences) != shape:
+                        row.setdefault("skipped", {})[log2] = "rows shorter than the tile: the short shape would run"
+                        continue
+                    views = [_Prefix(x.pointer, n, sequences) for x in (a, b, out)]
                     launches = max(1, min(200, (1 << 26) // n))
                     rtscan.scan(views[0], views[1], out=views[2], stream=stream)  # workspace grows outside capture
                     row["scan_us"][log2] = _bench._time_graph(
@@ -154,8 +164,9 @@ def _describe(row: dict, copy_us: dict) -> str:
     if "error" in row:
         return f"{name}: {row['error']}"
     ratios = " ".join(f"2^{k} {copy_us[k] / v:.3f}" for k, v in row["scan_us"].items())
+    skipped = "".join(f"; 2^{k} skipped: {why}" for k, why in row.get("skipped", {}).items())
     return (f"{name}: {row['blocks_per_sm']} blocks/SM, error {row['relative_error']:.1e}, "
-            f"deterministic {row['deterministic']}, vs the copy timed before: {ratios}")
+            f"deterministic {row['deterministic']}, vs the copy timed before: {ratios}{skipped}")
 
 
 def write(result: dict, folder: Path) -> list[Path]:
@@ -168,11 +179,12 @@ def write(result: dict, folder: Path) -> list[Path]:
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["block_threads", "items", "register_items", "min_blocks", "lookback_depth",
-                         "segment_tiles", "log2", "scan_us", "copy_us", "ratio", "usable"])
+                         "segment_tiles", "sequences", "log2", "scan_us", "copy_us", "ratio", "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([row["block_threads"], row["items"], row["register_items"], row["min_blocks"],
-                                 row["lookback_depth"], row["segment_tiles"], log2, f"{micro:.2f}",
+                                 row["lookback_depth"], row["segment_tiles"], result.get("sequences", 1), log2,
+                                 f"{micro:.2f}",
                                  f"{copy_us[log2]:.2f}",
                                  f"{copy_us[log2] / micro:.4f}", result["usable"]])
     try:
@@ -189,9 +201,9 @@ def write(result: dict, folder: Path) -> list[Path]:
     axes.plot(sizes, [gbs(k, copy_us[k]) for k in sizes], "k--", label="copy, same bytes")
     for row in result["rows"]:
         if "scan_us" in row:
-            axes.plot(sizes, [gbs(k, row["scan_us"][k]) for k in sizes], marker="o",
-                      label=format_shape(row))
-    axes.set_xlabel("log2 elements (one sequence)")
+            timed = sorted(row["scan_us"])
+            axes.plot(timed, [gbs(k, row["scan_us"][k]) for k in timed], marker="o", label=format_shape(row))
+    axes.set_xlabel(f"log2 elements ({result.get('sequences', 1)} sequence(s))")
     axes.set_ylabel("GB/s (12 B/element)")
     axes.set_title(f"lookback_regs long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))
     axes.legend(fontsize=7)
@@ -204,16 +216,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated (default {DEFAULT_SHAPES})")
     parser.add_argument("--log2", default=DEFAULT_LOG2, help=f"sizes as powers of two (default {DEFAULT_LOG2})")
+    parser.add_argument("--sequences", type=int, default=1,
+                        help="split each size into this many sequences, rows of one array (default 1)")
     parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
     args = parser.parse_args(argv)
     shapes = [parse_shape(s) for s in args.shapes.split(",")]
     log2_sizes = [int(x) for x in args.log2.split(",")]
+    if args.sequences < 1 or any((1 << k) % args.sequences for k in log2_sizes):
+        parser.error("--sequences must be at least 1 and divide every size")
     import rtscan
 
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    result = sweep(shapes, log2_sizes)
+    result = sweep(shapes, log2_sizes, args.sequences)
     folder = args.out or Path(__file__).parent / "results" / gpu_folder(result["device"])
     for path in write(result, folder):
         print(f"wrote {path}")

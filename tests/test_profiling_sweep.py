@@ -44,7 +44,7 @@ def test_copy_drift_marks_the_largest_change(sweep):
 
 
 def fake_result(usable=True):
-    return {"device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-30", "usable": usable,
+    return {"device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-30", "usable": usable, "sequences": 64,
             "copy_us_before": {24: 50.0, 28: 760.0}, "copy_us_after": {24: 49.0, 28: 770.0},
             "rows": [{"block_threads": 256, "items": 48, "register_items": 16, "min_blocks": 3, "lookback_depth": 1,
                       "walk_lanes": 32, "segment_tiles": 16, "scan_us": {24: 85.0, 28: 1090.0}},
@@ -59,7 +59,7 @@ def test_write_json_and_csv(sweep, tmp_path):
     assert len(rows) == 2  # one line per size of the shape that ran; none for the one that failed
     assert rows[1]["log2"] == "28" and rows[1]["copy_us"] == "760.00"  # the faster of the two copy readings
     assert float(rows[1]["ratio"]) == pytest.approx(760.0 / 1090.0, abs=1e-4)
-    assert rows[1]["segment_tiles"] == "16"
+    assert rows[1]["segment_tiles"] == "16" and rows[1]["sequences"] == "64"
     assert all(path.exists() for path in paths)
 
 
@@ -74,3 +74,14 @@ def test_format_shape_inverts_parse_shape(sweep):
         assert sweep.format_shape(sweep.parse_shape(text)) == text
     entry = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")["long"]
     assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()
+
+
+@pytest.mark.skipif(rtscan.gpu_available(), reason="a GPU is present: main() would run the whole sweep")
+def test_sequences_must_divide_every_size(sweep):
+    with pytest.raises(SystemExit):
+        sweep.main(["--shapes", "256x16", "--log2", "20", "--sequences", "3"])
+
+
+def test_prefix_views_rows(sweep):
+    assert sweep._Prefix(0x1000, 1 << 22, 64).__cuda_array_interface__["shape"] == (64, 65536)
+    assert sweep._Prefix(0x1000, 1 << 22).__cuda_array_interface__["shape"] == (1 << 22,)
