@@ -20,6 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).parent))  # sweep.py beside this script, also under python -P
+from sweep import format_shape, parse_shape  # noqa: E402
+
 STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, own copies landed
 PERCENTILES = (5, 25, 50, 75, 95, 99)
 
@@ -61,9 +64,6 @@ def instrument(text: str) -> str:
 
 def capture(shape_text: str, log2: int) -> np.ndarray:
     """Stamps of every tile of one sequence of 2^log2 steps (int64, tiles x STAMPS), third launch."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from sweep import parse_shape
-
     from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace
 
     fields = parse_shape(shape_text)
@@ -141,7 +141,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.shape is None:
         from rtscan import _kernels, tuning
-        from sweep import format_shape
 
         args.shape = format_shape(tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")["long"])
     stamps = capture(args.shape, args.log2)
