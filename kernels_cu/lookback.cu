@@ -29,53 +29,12 @@
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
+#include "staging.cuh"
 #include "tile_io.cuh"
 #include "tile_state.cuh"
 #include "warp_scan.cuh"
 
 namespace rtscan {
-
-__device__ __forceinline__ unsigned shared_address(const void* pointer) {
-    return unsigned(__cvta_generic_to_shared(pointer));
-}
-
-// Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
-// step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below
-// TILE, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
-// treats them as the identity map without reading them.
-template <int VEC>
-__device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
-                                            int first, int valid) {
-    if (VEC == 4 && first + VEC <= valid) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
-                     "l"(source + first) : "memory");
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            if (first + v < valid)
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(slot + v)),
-                             "l"(source + (long long)(first + v) * time_stride) : "memory");
-    }
-}
-
-__device__ __forceinline__ void wait_for_staged_steps() {
-    asm volatile("cp.async.wait_all;" ::: "memory");
-}
-
-// The staged maps of one lane's VEC steps from its slots; identity past the end of the sequence.
-template <int VEC>
-__device__ __forceinline__ void read_staged(const float* slot_a, const float* slot_b, int first, int valid,
-                                            Affine<float> (&maps)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
-        const float4 a4 = *reinterpret_cast<const float4*>(slot_a);
-        const float4 b4 = *reinterpret_cast<const float4*>(slot_b);
-        maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            maps[v] = first + v < valid ? Affine<float>{slot_a[v], slot_b[v]} : affine_identity<float>();
-    }
-}
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
           int SEGMENT>
