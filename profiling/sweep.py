@@ -1,4 +1,5 @@
-"""Sweep the long launch shape of `lookback_regs` on the present GPU and write what each one did.
+"""Sweep the long launch shape of a look-back variant (default `lookback_regs`, the auto variant) on
+the present GPU and write what each one did.
 
 For every candidate shape: the error against the float64 reference on a prefix of the input,
 whether two runs give the same bits, the blocks an SM holds, and the time of one sequence (or of
@@ -13,6 +14,7 @@ to profiling/results/<gpu>/sweep-<date>.*.
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
     PYTHONPATH=. python3 profiling/sweep.py --shapes 384x44r12b2,256x16 --log2 22 --sequences 64
+    PYTHONPATH=. python3 profiling/sweep.py --variant lookback_pipelined --shapes 512x24b1 --log2 28
 (the second times 64 sequences of 65536 steps, issue 4's batched shape).
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
 sSEGMENT_TILES (defaults r0, b3, d1, s32).
@@ -87,13 +89,13 @@ def _time_copies(bench, driver, source, target, stream, log2_sizes) -> dict:
     return times
 
 
-def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1) -> dict:
+def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1, variant_name: str = "auto") -> dict:
     import rtscan
     from rtscan import _bench, _driver, _kernels, _nvml, reference, registry, tuning
 
     _driver.make_current(0)
     arch = _kernels.device_arch(0)
-    variant = registry.resolve("auto")
+    variant = registry.resolve(variant_name)
     key = (arch, "float32")
     saved = variant.table.get(key)
     base = tuning.lookup(variant.table, arch, "float32")
@@ -108,7 +110,7 @@ def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1) -> dict
     source, target = _bench.DeviceBuffer(3 * largest // 2), _bench.DeviceBuffer(3 * largest // 2)
     expected = reference.scan(a_host[:CHECK_STEPS], b_host[:CHECK_STEPS])
     result = {"device": _driver.device_name(0), "arch": arch, "date": datetime.date.today().isoformat(),
-              "sequences": sequences, "clocks_before": _nvml.facts(0), "rows": []}
+              "variant": variant.name, "sequences": sequences, "clocks_before": _nvml.facts(0), "rows": []}
     print(f"{result['device']} ({arch}): {len(shapes)} shapes x sizes 2^{log2_sizes}, {sequences} sequence(s)",
           flush=True)
     try:
@@ -124,7 +126,7 @@ def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1) -> dict
                 check_a, check_b, check_out = (_Prefix(x.pointer, CHECK_STEPS) for x in (a, b, out))
                 runs = []
                 for _ in range(2):
-                    rtscan.scan(check_a, check_b, out=check_out, stream=stream)
+                    rtscan.scan(check_a, check_b, out=check_out, stream=stream, variant=variant.name)
                     host = np.empty(CHECK_STEPS, np.float32)
                     _driver.copy_to_host(host.ctypes.data, out.pointer, host.nbytes, stream)
                     _driver.synchronize(stream)
@@ -139,9 +141,11 @@ def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1) -> dict
                         continue
                     views = [_Prefix(x.pointer, n, sequences) for x in (a, b, out)]
                     launches = max(1, min(200, (1 << 26) // n))
-                    rtscan.scan(views[0], views[1], out=views[2], stream=stream)  # workspace grows outside capture
-                    row["scan_us"][log2] = _bench._time_graph(
-                        lambda: rtscan.scan(views[0], views[1], out=views[2], stream=stream), stream, launches)
+                    def run():
+                        rtscan.scan(views[0], views[1], out=views[2], stream=stream, variant=variant.name)
+
+                    run()  # the workspace grows outside the capture
+                    row["scan_us"][log2] = _bench._time_graph(run, stream, launches)
             except rtscan.RtscanError as error:  # e.g. more shared memory than the device has
                 row["error"] = str(error)
             result["rows"].append(row)
@@ -205,7 +209,7 @@ def write(result: dict, folder: Path) -> list[Path]:
             axes.plot(timed, [gbs(k, row["scan_us"][k]) for k in timed], marker="o", label=format_shape(row))
     axes.set_xlabel(f"log2 elements ({result.get('sequences', 1)} sequence(s))")
     axes.set_ylabel("GB/s (12 B/element)")
-    axes.set_title(f"lookback_regs long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))
+    axes.set_title(f"{result.get('variant', 'lookback_regs')} long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))
     axes.legend(fontsize=7)
     paths.append(stem.with_suffix(".png"))
     figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
@@ -218,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log2", default=DEFAULT_LOG2, help=f"sizes as powers of two (default {DEFAULT_LOG2})")
     parser.add_argument("--sequences", type=int, default=1,
                         help="split each size into this many sequences, rows of one array (default 1)")
+    parser.add_argument("--variant", default="auto", help="the look-back variant whose long shape is swept (default auto)")
     parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
     args = parser.parse_args(argv)
     shapes = [parse_shape(s) for s in args.shapes.split(",")]
@@ -229,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    result = sweep(shapes, log2_sizes, args.sequences)
+    result = sweep(shapes, log2_sizes, args.sequences, args.variant)
     folder = args.out or Path(__file__).parent / "results" / gpu_folder(result["device"])
     for path in write(result, folder):
         print(f"wrote {path}")

@@ -46,6 +46,11 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
+def double_staged_tile_bytes(shape: LaunchShape) -> int:
+    """lookback_pipelined_scan's dynamic shared memory: two stages of a and b of one float32 tile."""
+    return 2 * staged_tile_bytes(shape)
+
+
 def _shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form."""
@@ -78,6 +83,7 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
+    persistent: bool = False  # a grid of at most the blocks resident at once, each walking tiles in ticket order
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
@@ -154,6 +160,18 @@ VARIANTS = {
     "lookback_regs": _lookback("lookback_regs", ": several steps per thread, staged through shared memory by "
                                "cp.async and registers, scanned in registers; two-level look-back over segments "
                                "of 32 tiles read by a warp", tuning.LOOKBACK_REGS),
+    "lookback_pipelined": Variant(
+        name="lookback_pipelined",
+        source="lookback_pipelined.cu",
+        template="rtscan::lookback_pipelined_scan",
+        description="single-pass decoupled look-back with persistent blocks: each block walks tiles in ticket "
+                    "order with two shared-memory stages, the next tile's cp.async copies in flight while it scans "
+                    "and waits on this one; lookback_regs' scan and two-level look-back",
+        passes=1,
+        table=tuning.LOOKBACK_PIPELINED,
+        dynamic_shared=double_staged_tile_bytes,
+        persistent=True,
+    ),
     "hillis_steele": Variant(
         name="hillis_steele",
         source="hillis_steele.cu",
