@@ -218,7 +218,10 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, grid, shape.block_threads, shared_bytes, stream_handle, params_address)
+    if chosen.persistent:  # its blocks wait for one another's tiles: all must be resident at once
+        _driver.launch_cooperative(function, grid, shape.block_threads, shared_bytes, stream_handle, params_address)
+    else:
+        _driver.launch(function, grid, shape.block_threads, shared_bytes, stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share

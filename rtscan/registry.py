@@ -46,9 +46,9 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
-def double_staged_tile_bytes(shape: LaunchShape) -> int:
-    """lookback_pipelined_scan's dynamic shared memory: two stages of a and b of one float32 tile."""
-    return 2 * staged_tile_bytes(shape)
+def three_staged_tiles_bytes(shape: LaunchShape) -> int:
+    """lookback_pipelined_scan's dynamic shared memory: three stages of a and b of one float32 tile."""
+    return 3 * staged_tile_bytes(shape)
 
 
 def _shape(entry: dict, vec: int) -> LaunchShape:
@@ -83,7 +83,7 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
-    persistent: bool = False  # a grid of at most the blocks resident at once, each walking tiles in ticket order
+    persistent: bool = False  # a cooperative launch of at most the blocks resident at once, each scanning many tiles
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
@@ -164,12 +164,12 @@ VARIANTS = {
         name="lookback_pipelined",
         source="lookback_pipelined.cu",
         template="rtscan::lookback_pipelined_scan",
-        description="single-pass decoupled look-back with persistent blocks: each block walks tiles in ticket "
-                    "order with two shared-memory stages, the next tile's cp.async copies in flight while it scans "
-                    "and waits on this one; lookback_regs' scan and two-level look-back",
+        description="single-pass decoupled look-back with persistent blocks, launched cooperatively: block k of G "
+                    "scans tiles k, k + G, ... through three cp.async stages, publishing its next tile's aggregate "
+                    "before it waits for the current tile's carry; lookback_regs' scan and two-level look-back",
         passes=1,
         table=tuning.LOOKBACK_PIPELINED,
-        dynamic_shared=double_staged_tile_bytes,
+        dynamic_shared=three_staged_tiles_bytes,
         persistent=True,
     ),
     "hillis_steele": Variant(

@@ -46,20 +46,21 @@ LOOKBACK_REGS = {
 }
 
 
-# Persistent, double-buffered look-back (kernels_cu/lookback_pipelined.cu): every step staged, in
-# two stages, so a block's shared memory is 4 * 4 bytes per step of its tile. Not measured yet: one
-# block of 512 x 24 per SM fills 192 KB as lookback_regs' long shape does; the short shape keeps
-# 256 x 16 (64 KB per block) for short sequences and the scalar path.
+# Persistent look-back with three stages (kernels_cu/lookback_pipelined.cu): every step staged,
+# three times, so a block's shared memory is 3 * 8 bytes per step of its tile. Not measured yet:
+# one block of 512 x 16 per SM fills 192 KB as lookback_regs' long shape does; the short shape's
+# 256 x 8 takes 48 KB per block.
 _PIPELINED_SHORT = {
-    "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
+    "block_threads": 256, "items": 8, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
-    "source": "lookback_regs' short tile; not measured. min_blocks 2: at 3 the scalar path spills 32 B (ptxas, sm_90)",
+    "source": "not measured; the longest 256-thread tile whose scalar path does not spill (ptxas, sm_90: "
+              "256 x 16 spills 16 B at 128 registers, two tiles' lane prefixes being live at once)",
 }
 LOOKBACK_PIPELINED = {
     ("sm_80", "float32"): {"long": _PIPELINED_SHORT, "short": _PIPELINED_SHORT},
     ("sm_90", "float32"): {
         "long": {
-            "block_threads": 512, "items": 24, "min_blocks": 1, "lookback_depth": 1, "register_items": 0,
+            "block_threads": 512, "items": 16, "min_blocks": 1, "lookback_depth": 1, "register_items": 0,
             "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
             "source": "192 KB of shared memory per SM, as lookback_regs' long shape; not measured",
         },
