@@ -137,7 +137,9 @@ lookback_pipelined_scan(const float* __restrict__ a, const float* __restrict__ b
             const Affine<float> warp_map = lane < WARPS ? shared_warp_map[lane] : affine_identity<float>();
             const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
             tile_map = shuffle_map(warps_inclusive, WARPS - 1);
-            if (lane < WARPS) shared_warp_prefix[i & 1][lane] = exclusive_from_inclusive(warps_inclusive);
+            // Every lane shuffles (a full-mask shuffle that some lanes skip never completes).
+            const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
+            if (lane < WARPS) shared_warp_prefix[i & 1][lane] = warps_exclusive;
             publish_tile_aggregate<SEGMENT>(ws, tile, tile % tiles_per_seq, tiles_per_seq, shared_generation,
                                             tile_map);
         }
