@@ -1,6 +1,6 @@
-// Staging a tile's steps in shared memory with asynchronous copies (cp.async), for the look-back
-// kernels that keep most of a tile there (lookback.cu, lookback_pipelined.cu). Each lane copies
-// its own slots and reads back only those, so a lane's cp.async.wait is all the ordering needed.
+// Staging a tile's steps in shared memory with asynchronous copies (cp.async), for lookback.cu,
+// which keeps most of a tile there. Each lane copies its own slots and reads back only those, so
+// a lane's cp.async.wait is all the ordering needed.
 #pragma once
 
 #include "affine.cuh"

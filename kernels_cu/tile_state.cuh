@@ -278,31 +278,17 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
-// The first half of a block's side of the protocol, called by the 32 lanes of one warp once its
-// tile's own map `tile_map` is known: publish the tile's aggregate, which later segment mates wait
-// for (the segment's last tile publishes none: its map is folded into the segment's aggregate
-// instead, and nobody reads it on its own).
-template <int SEGMENT = SEGMENT_TILES>
-__device__ __forceinline__ void publish_tile_aggregate(const TileWorkspace& ws, long long tile, long long chunk,
-                                                       long long tiles_per_seq, unsigned generation,
-                                                       Affine<float> tile_map) {
-    perturb(tile, 0);
-    const bool has_successor = chunk + 1 < tiles_per_seq;
-    const bool ends_segment = place_in_segment<SEGMENT>(chunk) == SEGMENT - 1;
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0 && has_successor && !ends_segment)
-        publish_aggregate(ws.tiles(), tile, generation, tile_map);
-}
-
-// The second half, after publish_tile_aggregate of the same tile, by the same warp: compose the
-// segment mates' aggregates (segment_prefix), look back over segments, publish the segment's
-// aggregate and end state. Returns, on lane 0, the state just before tile `tile` (the `chunk`-th
-// of sequence `seq`). `held` keeps lane 0's segment prefix during the look-back: shared memory
-// where registers are scarce (hillis_steele.cu), a local elsewhere.
+// A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
+// lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), look
+// back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
+// just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
+// during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
+// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
+// before this function existed, and merging it waits for the next GPU run.
 template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
-__device__ __forceinline__ float resolve_tile_carry(const TileWorkspace& ws, const float* __restrict__ h0,
-                                                    long long tile, long long seq, long long chunk,
-                                                    long long tiles_per_seq, unsigned generation,
-                                                    Affine<float> tile_map, SegmentPrefix& held) {
+__device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
+                                            long long seq, long long chunk, long long tiles_per_seq,
+                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
     const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
     const int position = place_in_segment<SEGMENT>(chunk);
     const long long segment_position = segment_of<SEGMENT>(chunk);
@@ -310,6 +296,10 @@ __device__ __forceinline__ float resolve_tile_carry(const TileWorkspace& ws, con
     const bool has_successor = chunk + 1 < tiles_per_seq;
     const bool ends_segment = position == SEGMENT - 1;
 
+    // Publish first: later segment mates wait for this aggregate (the last one's is folded into
+    // the segment's aggregate instead, and nobody reads it on its own).
+    perturb(tile, 0);
+    if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
     const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
@@ -325,17 +315,6 @@ __device__ __forceinline__ float resolve_tile_carry(const TileWorkspace& ws, con
     if (lane == 0 && has_successor && ends_segment)
         publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
     return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);
-}
-
-// A block's whole side of the protocol for one tile, both halves at once (every kernel but
-// lookback_pipelined.cu, which scans its next tile between them).
-template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
-__device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
-                                            long long seq, long long chunk, long long tiles_per_seq,
-                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
-    publish_tile_aggregate<SEGMENT>(ws, tile, chunk, tiles_per_seq, generation, tile_map);
-    return resolve_tile_carry<DEPTH, LANES, SEGMENT>(ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map,
-                                                     held);
 }
 
 // Called by one thread when its block starts: draws the block's tile ticket and reads the

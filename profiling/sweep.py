@@ -14,7 +14,7 @@ to profiling/results/<gpu>/sweep-<date>.*.
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
     PYTHONPATH=. python3 profiling/sweep.py --shapes 384x44r12b2,256x16 --log2 22 --sequences 64
-    PYTHONPATH=. python3 profiling/sweep.py --variant lookback_pipelined --shapes 512x24b1 --log2 28
+    PYTHONPATH=. python3 profiling/sweep.py --variant blelloch --shapes 256x8,512x8 --log2 24,28
 (the second times 64 sequences of 65536 steps, issue 4's batched shape).
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
 sSEGMENT_TILES (defaults r0, b3, d1, s32).

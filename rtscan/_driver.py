@@ -149,14 +149,6 @@ def launch(function: Any, grid: int, block: int, shared_bytes: int, stream: int,
          drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address, 0))
 
 
-def launch_cooperative(function: Any, grid: int, block: int, shared_bytes: int, stream: int,
-                       params_address: int) -> None:
-    """A launch whose blocks are all resident at once (the driver refuses a grid that cannot be)."""
-    drv = _load()
-    call("cuLaunchCooperativeKernel",
-         drv.cuLaunchCooperativeKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address))
-
-
 def alloc(nbytes: int) -> int:
     return int(call("cuMemAlloc", _load().cuMemAlloc(max(nbytes, 1))))
 

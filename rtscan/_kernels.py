@@ -14,7 +14,6 @@ _lock = threading.Lock()
 _modules: dict[tuple, _compile.CompiledModule] = {}   # (variant, arch, shapes) -> cubin
 _functions: dict[tuple, Any] = {}                     # (device, variant, shape, defines) -> CUfunction
 _device_arch: dict[int, str] = {}
-_resident: dict[tuple, int] = {}                      # (device, variant, shape, defines) -> blocks at once
 _defines: tuple[tuple[str, str], ...] = ()            # extra -D for every compile; see compiled_with
 
 
@@ -90,17 +89,3 @@ def function(device: int, variant: Variant, shape: LaunchShape) -> Any:
                         tuple(kernels) if variant.pass_kernels else kernels[0])
                 loaded = _functions[key]
     return loaded
-
-
-def resident_grid(device: int, variant: Variant, shape: LaunchShape) -> int:
-    """How many blocks of `shape` the device holds at once: a persistent variant's largest grid."""
-    key = (device, variant.name, shape, _defines)
-    blocks = _resident.get(key)
-    if blocks is None:
-        per_sm = _driver.resident_blocks_per_sm(function(device, variant, shape), shape.block_threads,
-                                                variant.shared_bytes(shape))
-        if per_sm < 1:
-            raise UnsupportedError(f"launch shape {shape} of {variant.name} cannot run one block per SM here")
-        sms = _driver.device_attribute(device, "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT")
-        blocks = _resident.setdefault(key, per_sm * sms)
-    return blocks

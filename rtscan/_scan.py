@@ -210,7 +210,6 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
     shared_bytes = chosen.shared_bytes(shape)
-    grid = min(num_tiles, _kernels.resident_grid(device, chosen, shape)) if chosen.persistent else num_tiles
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     arguments, params_address = _lookback_arguments()
     arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
@@ -218,10 +217,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    if chosen.persistent:  # its blocks wait for one another's tiles: all must be resident at once
-        _driver.launch_cooperative(function, grid, shape.block_threads, shared_bytes, stream_handle, params_address)
-    else:
-        _driver.launch(function, grid, shape.block_threads, shared_bytes, stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.block_threads, shared_bytes, stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share

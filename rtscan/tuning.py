@@ -46,29 +46,6 @@ LOOKBACK_REGS = {
 }
 
 
-# Persistent look-back with three stages (kernels_cu/lookback_pipelined.cu): every step staged,
-# three times, so a block's shared memory is 3 * 8 bytes per step of its tile. Not measured yet:
-# one block of 512 x 16 per SM fills 192 KB as lookback_regs' long shape does; the short shape's
-# 256 x 8 takes 48 KB per block.
-_PIPELINED_SHORT = {
-    "block_threads": 256, "items": 8, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
-    "walk_lanes": 32, "segment_tiles": 32,
-    "source": "not measured; the longest 256-thread tile whose scalar path does not spill (ptxas, sm_90: "
-              "256 x 16 spills 16 B at 128 registers, two tiles' lane prefixes being live at once)",
-}
-LOOKBACK_PIPELINED = {
-    ("sm_80", "float32"): {"long": _PIPELINED_SHORT, "short": _PIPELINED_SHORT},
-    ("sm_90", "float32"): {
-        "long": {
-            "block_threads": 512, "items": 16, "min_blocks": 1, "lookback_depth": 1, "register_items": 0,
-            "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
-            "source": "192 KB of shared memory per SM, as lookback_regs' long shape; not measured",
-        },
-        "short": _PIPELINED_SHORT,
-    },
-}
-
-
 # The seed's first two look-backs: one step per thread, a one-level look-back over tiles, walked
 # by one thread (serial) or by a warp. Their shapes are the seed's, not tuned: these variants are
 # the baselines the tuned kernel is measured against. min_blocks 4: 48-53 registers, no spills

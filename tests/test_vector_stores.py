@@ -1,6 +1,6 @@
 """The 16-byte shapes really move 16 bytes at a time, with no GPU: in NVRTC's PTX, every kernel
 that writes steps on the 16-byte path holds a st.global.v4.f32 for each array it writes per chunk,
-and the look-back kernels read their staged steps back with ld.shared.v4.f32.
+and lookback_scan reads its staged steps back with ld.shared.v4.f32.
 
 A float4 assignment once left the vector store to NVVM, which split it into four 4-byte stores
 after unrelated code moved; the kernels stayed correct and lost 7 % at 2^28 (profiling/
@@ -17,7 +17,7 @@ from rtscan.registry import VARIANTS
 
 # 16-byte global stores per chunk a thread writes, by kernel template; kernels absent write no
 # steps (one aggregate or carry per tile) and hold none.
-STORES_PER_CHUNK = {"rtscan::lookback_scan": 1, "rtscan::lookback_pipelined_scan": 1, "rtscan::blelloch_scan": 1, "rtscan::three_pass_tile_pairs": 2,
+STORES_PER_CHUNK = {"rtscan::lookback_scan": 1, "rtscan::blelloch_scan": 1, "rtscan::three_pass_tile_pairs": 2,
                     "rtscan::three_pass_apply_pairs": 1, "rtscan::three_pass_rescan": 1}
 
 
@@ -50,7 +50,7 @@ def test_sixteen_byte_shapes_move_sixteen_bytes(name, arch):
             stores = _count(r"\bst\.global(\.\w+)*\.v4\.f32\b", body)
             assert stores >= STORES_PER_CHUNK[template] * chunks, (
                 f"{expression}: {stores} 16-byte global stores for {chunks} chunks per thread")
-            if template in ("rtscan::lookback_scan", "rtscan::lookback_pipelined_scan"):  # a, b; both passes
+            if template == "rtscan::lookback_scan":  # a and b of each staged chunk, in both passes
                 staged_chunks = (shape.items - shape.register_items) // shape.vec
                 loads = _count(r"\bld\.shared(\.\w+)*\.v4\.f32\b", body)
                 assert loads >= 4 * staged_chunks, f"{expression}: {loads} 16-byte shared loads"
