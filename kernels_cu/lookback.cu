@@ -34,10 +34,6 @@
 #include "tile_state.cuh"
 #include "warp_scan.cuh"
 
-#ifndef RTSCAN_PREFETCH_TILES
-#define RTSCAN_PREFETCH_TILES 0  // P31's experiment: prefetch into L2 the tile this many tickets ahead
-#endif
-
 namespace rtscan {
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
@@ -102,15 +98,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     for (int c = 0; c < REGISTER_CHUNKS; ++c)
         load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
                         held[c]);
-    if (RTSCAN_PREFETCH_TILES > 0 && VEC == 4 && threadIdx.x == 32 % BLOCK_THREADS &&
-        chunk + RTSCAN_PREFETCH_TILES < tiles_per_seq) {
-        // Into L2, after this tile's own copies: the tile RTSCAN_PREFETCH_TILES tickets ahead, when
-        // it lies in the same sequence (unit stride on this path, so a fixed distance in memory).
-        const long long ahead_first = (chunk + RTSCAN_PREFETCH_TILES) * TILE;
-        const int ahead_valid = int(min((long long)TILE, layout.length - ahead_first));
-        prefetch_to_l2(a_tile + (long long)RTSCAN_PREFETCH_TILES * TILE, ahead_valid);
-        prefetch_to_l2(b_tile + (long long)RTSCAN_PREFETCH_TILES * TILE, ahead_valid);
-    }
     wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
 
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {

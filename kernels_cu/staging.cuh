@@ -49,14 +49,4 @@ __device__ __forceinline__ void read_staged(const float* slot_a, const float* sl
     }
 }
 
-// Asks L2 to fetch the first `valid` steps of a tile that a later block will scan: one bulk
-// prefetch (sm_90; nothing on older GPUs), issued by one thread. `tile_start` is 16-byte aligned
-// (the 16-byte path); whole 16-byte units only, so up to 3 trailing steps are left out.
-__device__ __forceinline__ void prefetch_to_l2(const float* tile_start, int valid) {
-#if __CUDA_ARCH__ >= 900
-    const unsigned bytes = unsigned(valid & ~3) * 4u;
-    if (bytes) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(tile_start), "r"(bytes) : "memory");
-#endif
-}
-
 }  // namespace rtscan
