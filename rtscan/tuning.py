@@ -18,22 +18,19 @@ from .errors import UnsupportedError
 #            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
-_SHORT_SM80 = {
+_SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
-    "source": "not measured on sm_80: sm_90's short shape until 2026-11-30 (hand sweep on an H200, "
-              "profiling/results/h200/handsweep-2026-11-29.txt), which needs no more than 48 KB of shared "
-              "memory per block",
-}
-_SHORT_SM90 = {
-    "block_threads": 512, "items": 8, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
-    "walk_lanes": 32, "segment_tiles": 32,
-    "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-p32-2026-11-30.csv: fastest of 7 "
-              "small shapes at 2^20 (0.341 of copy against 0.296 for 256x16, the same 4096-step tile) and "
-              "2^21 (0.309 against 0.268); no spills at 64 registers on either path (ptxas)",
+    "source": "hand sweep on an H200, 2026-11-29, profiling/results/h200/handsweep-2026-11-29.txt: "
+              "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
+              "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt)",
 }
 LOOKBACK_REGS = {
-    ("sm_80", "float32"): {"long": _SHORT_SM80, "short": _SHORT_SM80},
+    ("sm_80", "float32"): {
+        "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
+                                         "than 48 KB of shared memory per block"),
+        "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
+    },
     ("sm_90", "float32"): {
         "long": {
             "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,

@@ -27,7 +27,7 @@ pytestmark = _mirrors.needs_compiler
 # id -> (block_threads, items, vec, depth, walk lanes, tiles per segment)
 SHAPES = {0: (256, 16, 4, 1, 32, 32), 1: (256, 16, 1, 1, 32, 32), 2: (64, 8, 4, 2, 32, 32), 3: (64, 8, 1, 4, 32, 32),
           4: (32, 2, 1, 2, 32, 32), 5: (384, 44, 4, 1, 32, 32), 6: (64, 1, 1, 1, 1, 1), 7: (64, 1, 1, 2, 32, 1),
-          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1), 10: (512, 8, 4, 1, 32, 32), 11: (512, 8, 1, 1, 32, 32)}
+          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {

@@ -95,8 +95,6 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 7: mirror_scan<64, 1, 1, 2, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 8: mirror_scan<256, 1, 1, 1, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 9: mirror_scan<256, 1, 1, 1, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
-        case 10: mirror_scan<512, 8, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
-        case 11: mirror_scan<512, 8, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
