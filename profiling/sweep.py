@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log2", default=DEFAULT_LOG2, help=f"sizes as powers of two (default {DEFAULT_LOG2})")
     parser.add_argument("--sequences", type=int, default=1,
                         help="split each size into this many sequences, rows of one array (default 1)")
-    parser.add_argument("--variant", default="auto", help="the look-back variant whose long shape is swept (default auto)")
+    parser.add_argument("--variant", default="auto",
+                        help="the single-pass variant whose long shape is swept (default auto)")
     parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
     args = parser.parse_args(argv)
     shapes = [parse_shape(s) for s in args.shapes.split(",")]
@@ -231,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--sequences must be at least 1 and divide every size")
     import rtscan
 
+    try:
+        chosen = rtscan.registry.resolve(args.variant)
+    except rtscan.InputError as error:
+        parser.error(f"--variant: {error}")
+    if chosen.pass_kernels:
+        parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants")
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2

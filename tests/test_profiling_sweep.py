@@ -82,6 +82,13 @@ def test_sequences_must_divide_every_size(sweep):
         sweep.main(["--shapes", "256x16", "--log2", "20", "--sequences", "3"])
 
 
+@pytest.mark.parametrize("variant", ["no_such_variant", "three_pass"])
+def test_variant_must_be_a_single_pass_one(sweep, variant, capsys):
+    with pytest.raises(SystemExit):
+        sweep.main(["--shapes", "256x16", "--log2", "20", "--variant", variant])
+    assert "--variant" in capsys.readouterr().err
+
+
 def test_prefix_views_rows(sweep):
     assert sweep._Prefix(0x1000, 1 << 22, 64).__cuda_array_interface__["shape"] == (64, 65536)
     assert sweep._Prefix(0x1000, 1 << 22).__cuda_array_interface__["shape"] == (1 << 22,)
