@@ -1,5 +1,6 @@
-"""Sweep the long launch shape of a look-back variant (default `lookback_regs`, the auto variant) on
-the present GPU and write what each one did.
+"""Sweep the long launch shape of one single-pass variant on the present GPU and record each result.
+
+The variant is `lookback_regs` (auto) unless --variant names another.
 
 For every candidate shape: the error against the float64 reference on a prefix of the input,
 whether two runs give the same bits, the blocks an SM holds, and the time of one sequence (or of
@@ -9,15 +10,17 @@ run) is skipped with that reason.
 The copy is also timed, and the NVML clocks read, before and after the whole sweep: a sweep whose
 copy moved more than 3 % is marked unusable, and no tuning entry may cite it.
 Writes JSON and CSV, and a PNG (GB/s against size, with the copy) when matplotlib is installed,
-to profiling/results/<gpu>/sweep-<date>.*.
+to profiling/results/<gpu>/sweep-<date>.* (sweep-<variant>-<date>.* for a variant other than auto).
 
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
     PYTHONPATH=. python3 profiling/sweep.py --shapes 384x44r12b2,256x16 --log2 22 --sequences 64
+(the second times 64 sequences of 65536 steps, issue 4's batched shape)
     PYTHONPATH=. python3 profiling/sweep.py --variant blelloch --shapes 256x8,512x8 --log2 24,28
-(the second times 64 sequences of 65536 steps, issue 4's batched shape).
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
-sSEGMENT_TILES (defaults r0, b3, d1, s32).
+sSEGMENT_TILES (defaults r0, b3, d1, and the variant's own segment; the look-back walk is the
+variant's own too). A shape that sets a field the variant's kernel template does not take (items
+for hillis_steele) to anything but its tuned value is refused.
 """
 
 from __future__ import annotations
@@ -39,15 +42,27 @@ DRIFT_LIMIT = 0.03
 _SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?$")
 
 
-def parse_shape(text: str) -> dict:
-    """'256x48r16' -> the long-shape entry fields of rtscan/tuning.py."""
+def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
+    """'256x48r16' -> the long-shape entry fields of rtscan/tuning.py. The look-back walk, and the
+    segment when the text gives none, are `variant_entry`'s (a tuning entry of the swept variant),
+    else lookback_regs' (a warp walk over segments of 32 tiles)."""
     match = _SHAPE.match(text.strip())
     if not match:
         raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32, got {text!r}")
     block, items, registers, min_blocks, depth, segment = match.groups()
+    protocol = variant_entry or {"walk_lanes": 32, "segment_tiles": 32}
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
             "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
-            "walk_lanes": 32, "segment_tiles": int(segment or 32)}  # lookback_regs' warp walk over segments
+            "walk_lanes": protocol["walk_lanes"],
+            "segment_tiles": int(segment) if segment else protocol["segment_tiles"]}
+
+
+def check_template_fields(variant, fields: dict, tuned: dict) -> None:
+    """Refuse a candidate that sets a field the variant's kernel template does not take to anything
+    but its tuned value: the host would plan tiles for a shape the kernel does not run."""
+    for name, value in fields.items():
+        if name not in variant.arguments and name in tuned and tuned[name] != value:
+            raise ValueError(f"{variant.name}'s kernel takes no {name} (tuned {tuned[name]}); a shape asks {value}")
 
 
 def format_shape(entry: dict) -> str:
@@ -89,7 +104,7 @@ def _time_copies(bench, driver, source, target, stream, log2_sizes) -> dict:
     return times
 
 
-def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1, variant_name: str = "auto") -> dict:
+def sweep(shape_texts: list[str], log2_sizes: list[int], sequences: int = 1, variant_name: str = "auto") -> dict:
     import rtscan
     from rtscan import _bench, _driver, _kernels, _nvml, reference, registry, tuning
 
@@ -99,6 +114,9 @@ def sweep(shapes: list[dict], log2_sizes: list[int], sequences: int = 1, variant
     key = (arch, "float32")
     saved = variant.table.get(key)
     base = tuning.lookup(variant.table, arch, "float32")
+    shapes = [parse_shape(text, base["long"]) for text in shape_texts]
+    for fields in shapes:
+        check_template_fields(variant, fields, base["long"])
     stream = _driver.create_stream()
     largest = 1 << max(log2_sizes + [20])
     rng = np.random.default_rng()
@@ -176,17 +194,19 @@ def _describe(row: dict, copy_us: dict) -> str:
 def write(result: dict, folder: Path) -> list[Path]:
     """JSON, CSV (one line per shape and size) and, with matplotlib, a PNG; returns the paths."""
     folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / f"sweep-{result['date']}"
+    named = "" if result["variant"] == "lookback_regs" else f"{result['variant']}-"
+    stem = folder / f"sweep-{named}{result['date']}"
     paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
     paths[0].write_text(json.dumps(result, indent=1, default=str))
     copy_us = {k: min(result["copy_us_before"][k], result["copy_us_after"][k]) for k in result["copy_us_before"]}
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["block_threads", "items", "register_items", "min_blocks", "lookback_depth",
+        writer.writerow(["variant", "block_threads", "items", "register_items", "min_blocks", "lookback_depth",
                          "segment_tiles", "sequences", "log2", "scan_us", "copy_us", "ratio", "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
-                writer.writerow([row["block_threads"], row["items"], row["register_items"], row["min_blocks"],
+                writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
+                                 row["min_blocks"],
                                  row["lookback_depth"], row["segment_tiles"], result.get("sequences", 1), log2,
                                  f"{micro:.2f}",
                                  f"{copy_us[log2]:.2f}",
@@ -209,7 +229,8 @@ def write(result: dict, folder: Path) -> list[Path]:
             axes.plot(timed, [gbs(k, row["scan_us"][k]) for k in timed], marker="o", label=format_shape(row))
     axes.set_xlabel(f"log2 elements ({result.get('sequences', 1)} sequence(s))")
     axes.set_ylabel("GB/s (12 B/element)")
-    axes.set_title(f"{result.get('variant', 'lookback_regs')} long shapes, {result['device']}" + ("" if result["usable"] else " (UNUSABLE)"))
+    axes.set_title(f"{result['variant']} long shapes, {result['device']}"
+                   + ("" if result["usable"] else " (UNUSABLE)"))
     axes.legend(fontsize=7)
     paths.append(stem.with_suffix(".png"))
     figure.savefig(paths[-1], dpi=120, bbox_inches="tight")
@@ -226,7 +247,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="the single-pass variant whose long shape is swept (default auto)")
     parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
     args = parser.parse_args(argv)
-    shapes = [parse_shape(s) for s in args.shapes.split(",")]
+    shape_texts = args.shapes.split(",")
+    for text in shape_texts:
+        try:
+            parse_shape(text)
+        except ValueError as error:
+            parser.error(f"--shapes: {error}")
     log2_sizes = [int(x) for x in args.log2.split(",")]
     if args.sequences < 1 or any((1 << k) % args.sequences for k in log2_sizes):
         parser.error("--sequences must be at least 1 and divide every size")
@@ -236,12 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         chosen = rtscan.registry.resolve(args.variant)
     except rtscan.InputError as error:
         parser.error(f"--variant: {error}")
-    if chosen.pass_kernels:
+    if chosen.pass_kernels:  # their kernels load as a tuple, one per pass, and share one launch shape
         parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants")
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    result = sweep(shapes, log2_sizes, args.sequences, args.variant)
+    result = sweep(shape_texts, log2_sizes, args.sequences, args.variant)
     folder = args.out or Path(__file__).parent / "results" / gpu_folder(result["device"])
     for path in write(result, folder):
         print(f"wrote {path}")

@@ -29,6 +29,21 @@ def test_parse_shape(sweep):
             sweep.parse_shape(bad)
 
 
+def test_parse_shape_takes_the_variants_walk_and_segment(sweep):
+    serial = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_SERIAL, "sm_90", "float32")["long"]
+    fields = sweep.parse_shape("256x1b4", serial)
+    assert fields["walk_lanes"] == 1 and fields["segment_tiles"] == 1
+    assert sweep.parse_shape("256x1b4s8", serial)["segment_tiles"] == 8
+
+
+def test_fields_the_template_lacks_must_keep_their_tuned_value(sweep):
+    hillis = rtscan.registry.VARIANTS["hillis_steele"]
+    tuned = rtscan.tuning.lookup(hillis.table, "sm_90", "float32")["long"]
+    sweep.check_template_fields(hillis, sweep.parse_shape("256x1b4", tuned), tuned)
+    with pytest.raises(ValueError, match="takes no items"):
+        sweep.check_template_fields(hillis, sweep.parse_shape("256x16", tuned), tuned)
+
+
 def test_every_default_shape_parses(sweep):
     assert len([sweep.parse_shape(s) for s in sweep.DEFAULT_SHAPES.split(",")]) >= 2
 
@@ -45,6 +60,7 @@ def test_copy_drift_marks_the_largest_change(sweep):
 
 def fake_result(usable=True):
     return {"device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-30", "usable": usable, "sequences": 64,
+            "variant": "lookback_regs",
             "copy_us_before": {24: 50.0, 28: 760.0}, "copy_us_after": {24: 49.0, 28: 770.0},
             "rows": [{"block_threads": 256, "items": 48, "register_items": 16, "min_blocks": 3, "lookback_depth": 1,
                       "walk_lanes": 32, "segment_tiles": 16, "scan_us": {24: 85.0, 28: 1090.0}},
@@ -92,3 +108,10 @@ def test_variant_must_be_a_single_pass_one(sweep, variant, capsys):
 def test_prefix_views_rows(sweep):
     assert sweep._Prefix(0x1000, 1 << 22, 64).__cuda_array_interface__["shape"] == (64, 65536)
     assert sweep._Prefix(0x1000, 1 << 22).__cuda_array_interface__["shape"] == (1 << 22,)
+
+
+def test_a_variant_other_than_auto_names_its_files(sweep, tmp_path):
+    result = dict(fake_result(), variant="blelloch")
+    paths = sweep.write(result, tmp_path)
+    assert paths[0].name == "sweep-blelloch-2026-11-30.json"
+    assert {row["variant"] for row in csv.DictReader(paths[1].open())} == {"blelloch"}
