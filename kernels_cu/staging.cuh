@@ -12,9 +12,9 @@ __device__ __forceinline__ unsigned shared_address(const void* pointer) {
 }
 
 // Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
-// step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below
-// the tile size, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the scan
-// treats them as the identity map without reading them.
+// step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below the
+// tile size, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the
+// scan treats them as the identity map without reading them.
 template <int VEC>
 __device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {

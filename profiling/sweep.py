@@ -193,8 +193,10 @@ def _describe(row: dict, copy_us: dict) -> str:
 
 def write(result: dict, folder: Path) -> list[Path]:
     """JSON, CSV (one line per shape and size) and, with matplotlib, a PNG; returns the paths."""
+    from rtscan.registry import AUTO
+
     folder.mkdir(parents=True, exist_ok=True)
-    named = "" if result["variant"] == "lookback_regs" else f"{result['variant']}-"
+    named = "" if result["variant"] == AUTO else f"{result['variant']}-"
     stem = folder / f"sweep-{named}{result['date']}"
     paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
     paths[0].write_text(json.dumps(result, indent=1, default=str))
@@ -206,10 +208,8 @@ def write(result: dict, folder: Path) -> list[Path]:
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
-                                 row["min_blocks"],
-                                 row["lookback_depth"], row["segment_tiles"], result.get("sequences", 1), log2,
-                                 f"{micro:.2f}",
-                                 f"{copy_us[log2]:.2f}",
+                                 row["min_blocks"], row["lookback_depth"], row["segment_tiles"],
+                                 result.get("sequences", 1), log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
                                  f"{copy_us[log2] / micro:.4f}", result["usable"]])
     try:
         import matplotlib
