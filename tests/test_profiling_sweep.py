@@ -115,3 +115,42 @@ def test_a_variant_other_than_auto_names_its_files(sweep, tmp_path):
     paths = sweep.write(result, tmp_path)
     assert paths[0].name == "sweep-blelloch-2026-11-30.json"
     assert {row["variant"] for row in csv.DictReader(paths[1].open())} == {"blelloch"}
+
+
+def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
+    """The GPU path of sweep() with every driver call replaced: each candidate is installed as the
+    variant's long entry, scanned with that variant, timed, and the tuning table is restored."""
+    from rtscan import _bench, _driver, _kernels, _nvml, registry
+
+    variant = registry.VARIANTS["blelloch"]
+    table_before = dict(variant.table)
+    scanned = []
+    monkeypatch.setattr(_driver, "make_current", lambda device: None)
+    monkeypatch.setattr(_kernels, "device_arch", lambda device: "sm_90")
+    monkeypatch.setattr(_driver, "device_name", lambda device: "NVIDIA H200")
+    monkeypatch.setattr(_driver, "create_stream", lambda: 7)
+    monkeypatch.setattr(_driver, "destroy_stream", lambda stream: None)
+    monkeypatch.setattr(_driver, "alloc", lambda nbytes: 1 << 20)
+    monkeypatch.setattr(_driver, "free", lambda pointer: None)
+    monkeypatch.setattr(_driver, "copy_to_device", lambda *args: None)
+    monkeypatch.setattr(_driver, "copy_to_host", lambda *args: None)
+    monkeypatch.setattr(_driver, "synchronize", lambda stream: None)
+    monkeypatch.setattr(_driver, "resident_blocks_per_sm", lambda *args: 3)
+    monkeypatch.setattr(_kernels, "function", lambda device, chosen, shape: "kernel")
+    monkeypatch.setattr(_nvml, "facts", lambda device: {})
+    monkeypatch.setattr(_bench, "_time_copy", lambda copy, stream, launches: 10.0)
+
+    def time_graph(enqueue, stream, launches):
+        enqueue()
+        return 20.0
+
+    monkeypatch.setattr(_bench, "_time_graph", time_graph)
+    monkeypatch.setattr(rtscan, "scan", lambda a, b, **kwargs: scanned.append(
+        (kwargs["variant"], variant.table[("sm_90", "float32")]["long"]["items"])))
+    result = sweep.sweep(["256x8", "512x4b2"], [20, 21], variant_name="blelloch")
+    assert variant.table == table_before
+    assert result["variant"] == "blelloch" and result["usable"]
+    assert [(row["block_threads"], row["items"]) for row in result["rows"]] == [(256, 8), (512, 4)]
+    assert all(row["scan_us"] == {20: 20.0, 21: 20.0} for row in result["rows"])
+    # per candidate: two checked runs, then per size one run outside the capture and one inside
+    assert scanned == [("blelloch", 8)] * 6 + [("blelloch", 4)] * 6
