@@ -134,6 +134,7 @@ class _Prepared(NamedTuple):
     plan: _layout.Plan
     tiles_per_seq: int
     num_tiles: int
+    shared_bytes: int           # dynamic shared memory of each launch
 
 
 # (variant, device, dtype, shape, strides of a and of out, axis, reverse, 16-byte aligned) ->
@@ -166,7 +167,7 @@ def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles)
+    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, chosen.shared_bytes(shape))
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -204,12 +205,11 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     prepared = _prepare(chosen, va, vout, axis, reverse, aligned, _kernels.device_arch(device))
     shape, tiles_per_seq, num_tiles = prepared.shape, prepared.tiles_per_seq, prepared.num_tiles
     if chosen.pass_kernels:
-        _launch_passes(chosen, shape, va, vb, vh0, vout, prepared.plan, tiles_per_seq, num_tiles, stream_handle)
+        _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
         return
     function = _kernels.function(device, chosen, shape)
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
-    shared_bytes = chosen.shared_bytes(shape)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     arguments, params_address = _lookback_arguments()
     arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
@@ -217,7 +217,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, num_tiles, shape.block_threads, shared_bytes, stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.block_threads, prepared.shared_bytes, stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share
@@ -225,15 +225,16 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
 _passes_lock = threading.Lock()
 
 
-def _launch_passes(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):
+def _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle):
     """A multi-pass variant: its kernels and its scratch first (either may raise), then one launch
     per pass on the stream, each in its own NVTX range. Every pass takes the same arguments."""
     with _passes_lock:
-        _launch_passes_locked(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle)
+        _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle)
 
 
-def _launch_passes_locked(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq, num_tiles, stream_handle):
+def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
     device = va.device
+    shape, plan, tiles_per_seq, num_tiles = prepared.shape, prepared.plan, prepared.tiles_per_seq, prepared.num_tiles
     kernels = _kernels.function(device, chosen, shape)
     scratch = _workspace.three_pass_scratch(device, stream_handle, shape.tile, num_tiles, chosen.keeps_pairs)
     arguments = (
@@ -246,7 +247,7 @@ def _launch_passes_locked(chosen, shape, va, vb, vh0, vout, plan, tiles_per_seq,
     for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], shape.block_threads, chosen.shared_bytes(shape),
+            _driver.launch(kernel, grids[pass_kernel.grid], shape.block_threads, prepared.shared_bytes,
                            stream_handle, ctypes.addressof(pointers))
         finally:
             _nvtx.pop()
