@@ -4,6 +4,7 @@ files it writes. The sweep itself runs only on a GPU (profiling/run_on_gpu.sh's 
 from __future__ import annotations
 
 import csv
+import ctypes
 import json
 
 import pytest
@@ -71,7 +72,7 @@ def fake_result(usable=True):
 def test_write_json_and_csv(sweep, tmp_path):
     paths = sweep.write(fake_result(), tmp_path)
     assert paths[0].suffix == ".json" and json.loads(paths[0].read_text())["device"] == "NVIDIA H200"
-    rows = list(csv.DictReader(paths[1].open()))
+    rows = list(csv.DictReader(paths[1].read_text().splitlines()))
     assert len(rows) == 2  # one line per size of the shape that ran; none for the one that failed
     assert rows[1]["log2"] == "28" and rows[1]["copy_us"] == "760.00"  # the faster of the two copy readings
     assert float(rows[1]["ratio"]) == pytest.approx(760.0 / 1090.0, abs=1e-4)
@@ -114,7 +115,7 @@ def test_a_variant_other_than_auto_names_its_files(sweep, tmp_path):
     result = dict(fake_result(), variant="blelloch")
     paths = sweep.write(result, tmp_path)
     assert paths[0].name == "sweep-blelloch-2026-11-30.json"
-    assert {row["variant"] for row in csv.DictReader(paths[1].open())} == {"blelloch"}
+    assert {row["variant"] for row in csv.DictReader(paths[1].read_text().splitlines())} == {"blelloch"}
 
 
 def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
@@ -133,7 +134,7 @@ def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
     monkeypatch.setattr(_driver, "alloc", lambda nbytes: 1 << 20)
     monkeypatch.setattr(_driver, "free", lambda pointer: None)
     monkeypatch.setattr(_driver, "copy_to_device", lambda *args: None)
-    monkeypatch.setattr(_driver, "copy_to_host", lambda *args: None)
+    monkeypatch.setattr(_driver, "copy_to_host", lambda host, device, nbytes, stream: ctypes.memset(host, 0, nbytes))
     monkeypatch.setattr(_driver, "synchronize", lambda stream: None)
     monkeypatch.setattr(_driver, "resident_blocks_per_sm", lambda *args: 3)
     monkeypatch.setattr(_kernels, "function", lambda device, chosen, shape: "kernel")
@@ -152,5 +153,6 @@ def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
     assert result["variant"] == "blelloch" and result["usable"]
     assert [(row["block_threads"], row["items"]) for row in result["rows"]] == [(256, 8), (512, 4)]
     assert all(row["scan_us"] == {20: 20.0, 21: 20.0} for row in result["rows"])
+    assert all(row["relative_error"] == 1.0 and row["deterministic"] for row in result["rows"])  # zeros came back
     # per candidate: two checked runs, then per size one run outside the capture and one inside
     assert scanned == [("blelloch", 8)] * 6 + [("blelloch", 4)] * 6
