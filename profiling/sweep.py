@@ -139,8 +139,8 @@ def sweep(shape_texts: list[str], log2_sizes: list[int], sequences: int = 1, var
             row = {**fields, "tile": shape.tile, "shared_bytes": variant.shared_bytes(shape)}
             try:
                 function = _kernels.function(0, variant, shape)
-                row["blocks_per_sm"] = _driver.resident_blocks_per_sm(function, shape.block_threads,
-                                                                      variant.shared_bytes(shape))
+                row["blocks_per_sm"] = _driver.resident_blocks_per_sm(
+                    function, shape.block_threads + variant.extra_threads, variant.shared_bytes(shape))
                 check_a, check_b, check_out = (_Prefix(x.pointer, CHECK_STEPS) for x in (a, b, out))
                 runs = []
                 for _ in range(2):

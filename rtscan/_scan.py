@@ -217,7 +217,8 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, num_tiles, shape.block_threads, prepared.shared_bytes, stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.block_threads + chosen.extra_threads, prepared.shared_bytes,
+                   stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share

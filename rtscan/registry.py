@@ -78,6 +78,7 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
+    extra_threads: int = 0  # threads a block launches beyond shape.block_threads (lookback_split's protocol warp)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
@@ -164,6 +165,17 @@ VARIANTS = {
         passes=1,
         table=tuning.LOOKBACK_REREAD,
         dynamic_shared=no_dynamic_shared,
+    ),
+    "lookback_split": Variant(
+        name="lookback_split",
+        source="lookback_split.cu",
+        template="rtscan::lookback_split_scan",
+        description="single-pass decoupled look-back as lookback_regs, with one extra warp that runs the "
+                    "look-back while the data warps turn each step's map into the map from their span's start, "
+                    "so that after the wait a step is one fma",
+        passes=1,
+        table=tuning.LOOKBACK_SPLIT,
+        extra_threads=32,
     ),
     "hillis_steele": Variant(
         name="hillis_steele",

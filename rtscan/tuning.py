@@ -56,6 +56,13 @@ _REREAD_LONG = {
 LOOKBACK_REREAD = {("sm_80", "float32"): {"long": _REREAD_LONG, "short": dict(_SHORT_SM90, source="not measured: "
                                                                                  "lookback_regs' short shape")}}
 
+# lookback_split: lookback_regs' shapes (block_threads counts the data threads; the block has one
+# more warp, which runs the look-back). Not measured yet.
+LOOKBACK_SPLIT = {("sm_80", "float32"): {
+    "long": dict(LOOKBACK_REGS[("sm_90", "float32")]["long"], source="not measured: lookback_regs' long shape, "
+                                                                       "72 registers by ptxas on sm_90 with the extra warp"),
+    "short": dict(_SHORT_SM90, source="not measured: lookback_regs' short shape")}}
+
 # The seed's first two look-backs: one step per thread, a one-level look-back over tiles, walked
 # by one thread (serial) or by a warp. Their shapes are the seed's, not tuned: these variants are
 # the baselines the tuned kernel is measured against. min_blocks 4: 48-53 registers, no spills
