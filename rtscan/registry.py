@@ -155,17 +155,6 @@ VARIANTS = {
     "lookback_regs": _lookback("lookback_regs", ": several steps per thread, staged through shared memory by "
                                "cp.async and registers, scanned in registers; two-level look-back over segments "
                                "of 32 tiles read by a warp", tuning.LOOKBACK_REGS),
-    "lookback_reread": Variant(
-        name="lookback_reread",
-        source="lookback_reread.cu",
-        template="rtscan::lookback_reread_scan",
-        description="single-pass decoupled look-back as lookback_regs, but the steps not held in registers are "
-                    "read twice, the second time after the look-back and from L2, so waiting blocks hold no "
-                    "shared memory",
-        passes=1,
-        table=tuning.LOOKBACK_REREAD,
-        dynamic_shared=no_dynamic_shared,
-    ),
     "lookback_split": Variant(
         name="lookback_split",
         source="lookback_split.cu",

@@ -46,16 +46,6 @@ LOOKBACK_REGS = {
 }
 
 
-# lookback_reread: lookback_regs' kernel reading the steps it does not hold in registers twice
-# (the second time from L2), so a waiting block holds no shared memory. Not measured yet.
-_REREAD_LONG = {
-    "block_threads": 256, "items": 32, "min_blocks": 4, "lookback_depth": 1, "register_items": 0,
-    "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
-    "source": "not measured: spill-free by ptxas on sm_90 (prototype)",
-}
-LOOKBACK_REREAD = {("sm_80", "float32"): {"long": _REREAD_LONG, "short": dict(_SHORT_SM90, source="not measured: "
-                                                                                 "lookback_regs' short shape")}}
-
 # lookback_split: lookback_regs' shapes (block_threads counts the data threads; the block has one
 # more warp, which runs the look-back). Not measured yet.
 LOOKBACK_SPLIT = {("sm_80", "float32"): {
