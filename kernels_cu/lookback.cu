@@ -3,9 +3,9 @@
 // warp-parallel two-level look-back (over segments of 32 tiles; tile_state.cuh).
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
-// Each warp owns a contiguous span of 32 * ITEMS steps and walks it in chunks of 32 * VEC: lane l
-// handles steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk is one coalesced sweep (16-byte
-// vectors when VEC = 4).
+// Each warp that holds steps owns a contiguous span of 32 * ITEMS of them and walks it in chunks
+// of 32 * VEC: lane l handles steps [chunk * 32 * VEC + l * VEC, +VEC), so a chunk is one
+// coalesced sweep (16-byte vectors when VEC = 4).
 //
 // Most of the tile's a and b is staged in shared memory by asynchronous copies (cp.async); a
 // lane's first REGISTER_ITEMS steps may instead be loaded straight into registers. Tile data that
@@ -14,8 +14,18 @@
 // reads the steps twice, once to build each lane's map and once, after the carry is known, to
 // run the recurrence and write h.
 //
+// Who runs the look-back (PROTOCOL_WARP). With 0, warp 0 holds steps and runs it, and the second
+// pass recomputes each chunk's warp scan after the carry is known. With 1, the block has one more
+// warp, which holds no steps and runs the look-back; meanwhile the data warps rewrite each step's
+// map, in place, as the map from their warp span's start through that step, so that once the
+// carry is known a step is one fma and a store. None of that rewriting needs the carry, and it
+// starts only after the tile's aggregate is out (P13 did it before, and lost). On an H200 the
+// protocol warp ran 2^28 at 0.76-0.77 of copy against 0.70 (P35, P36); it does not pay where the
+// carry is known at once (rows of one tile) and cost a quarter on the scalar path, which keep 0.
+//
 // Template parameters (chosen per architecture in rtscan/tuning.py):
-//   BLOCK_THREADS  threads per block, a multiple of 32, at most 1024
+//   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +
+//                  32 * PROTOCOL_WARP threads, at most 1024
 //   ITEMS          steps per thread, a multiple of VEC
 //   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
 //                  stride and 16-byte aligned sequences; 1 = any stride, including negative
@@ -26,6 +36,8 @@
 //                  (serial walk, the seed's first look-back; variant lookback_serial)
 //   SEGMENT        tiles per segment of the two-level look-back: 32, or 1 for the seed's one-level
 //                  look-back over tiles (variants lookback_serial and lookback_warp)
+//   PROTOCOL_WARP  1: an extra warp runs the look-back while the data warps prepare the second
+//                  pass; 0: warp 0 holds steps and runs it
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -37,16 +49,18 @@
 namespace rtscan {
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT>
-__global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+          int SEGMENT, int PROTOCOL_WARP>
+__global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
               long long num_tiles) {
-    static_assert(BLOCK_THREADS % 32 == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
+    static_assert(BLOCK_THREADS % 32 == 0, "whole warps");
+    static_assert(PROTOCOL_WARP == 0 || PROTOCOL_WARP == 1, "at most one protocol warp");
+    static_assert(BLOCK_THREADS + 32 * PROTOCOL_WARP <= 1024, "at most 1024 threads");
     static_assert(VEC == 1 || VEC == 4, "scalar or 16-byte steps");
     static_assert(ITEMS % VEC == 0 && REGISTER_ITEMS % VEC == 0, "whole chunks per thread");
     static_assert(0 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold some of a lane's chunks");
-    constexpr int WARPS = BLOCK_THREADS / 32;
+    constexpr int WARPS = BLOCK_THREADS / 32;  // warps holding steps
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int REGISTER_CHUNKS = REGISTER_ITEMS / VEC;  // a lane's first chunks, held in registers
     constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;   // the rest, staged in shared memory
@@ -69,6 +83,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
+    const bool holds_steps = PROTOCOL_WARP == 0 || warp < WARPS;  // a compile-time true without
+    const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
     const long long tile = claimed.tile;
@@ -88,18 +104,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
-#pragma unroll
-    for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
-        const int first = first_step<VEC>(warp_first, c, int(lane));
-        stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
-        stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
-    }
-#pragma unroll
-    for (int c = 0; c < REGISTER_CHUNKS; ++c)
-        load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
-                        held[c]);
-    wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
-
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
 #pragma unroll
@@ -126,18 +130,32 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // steps, the second pass computes them again (the same operations, so the same bits).
     constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
-    Affine<float> warp_running = affine_identity<float>();
+    if (holds_steps) {
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
-        Affine<float> maps[VEC];
-        chunk_maps(c, maps);
-        const Affine<float> prefix = chunk_prefix(maps, warp_running);
-        if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
+        for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
+            const int first = first_step<VEC>(warp_first, c, int(lane));
+            stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
+            stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
+        }
+#pragma unroll
+        for (int c = 0; c < REGISTER_CHUNKS; ++c)
+            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                            held[c]);
+        wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
+
+        Affine<float> warp_running = affine_identity<float>();
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+            Affine<float> maps[VEC];
+            chunk_maps(c, maps);
+            const Affine<float> prefix = chunk_prefix(maps, warp_running);
+            if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
+        }
+        if (lane == 0) shared_warp_prefix[warp] = warp_running;
     }
-    if (lane == 0) shared_warp_prefix[warp] = warp_running;
     __syncthreads();
 
-    if (warp == 0) {
+    if (runs_protocol) {
         // Scan the warp aggregates; lane w ends with the map of warps 0..w.
         const Affine<float> warp_map = lane < WARPS ? shared_warp_prefix[lane] : affine_identity<float>();
         const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
@@ -149,12 +167,34 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
+    } else if (PROTOCOL_WARP) {
+        // While the protocol warp waits: each step's map becomes the map from the warp span's start
+        // through that step, where the step is held.
+        Affine<float> again_running = affine_identity<float>();
+#pragma unroll
+        for (int c = 0; c < CHUNKS; ++c) {
+            Affine<float> maps[VEC];
+            chunk_maps(c, maps);
+            Affine<float> through =
+                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
+            if (c < REGISTER_CHUNKS) {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) held[c < REGISTER_CHUNKS ? c : 0][v] = maps[v];
+            } else {
+                write_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
+                                  first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+            }
+        }
     }
     __syncthreads();
+    if (!holds_steps) return;
 
-    // The state at the start of this warp's span (from the warp prefix map), then the state at the
-    // start of each lane's chunk (from its prefix map), then that lane's VEC steps one fma at a
-    // time. Across lanes and warps the maps are composed products of a's, not the sequential
+    // The state at the start of this warp's span (from the warp prefix map), then each step's
+    // state: with a protocol warp, its rewritten map applied to that state; without, the state at
+    // the start of each lane's chunk (from its prefix map), then that lane's VEC steps one fma at
+    // a time. Across lanes and warps the maps are composed products of a's, not the sequential
     // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
     Affine<float> again_running = affine_identity<float>();
@@ -162,12 +202,17 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     for (int c = 0; c < CHUNKS; ++c) {
         Affine<float> maps[VEC];
         chunk_maps(c, maps);
-        const Affine<float> prefix =
-            KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
-        float state = apply(prefix, warp_start_state);
         float states[VEC];
+        if (PROTOCOL_WARP) {
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+            for (int v = 0; v < VEC; ++v) states[v] = apply(maps[v], warp_start_state);
+        } else {
+            const Affine<float> prefix =
+                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+            float state = apply(prefix, warp_start_state);
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+        }
         store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states);
     }
 }

@@ -49,4 +49,22 @@ __device__ __forceinline__ void read_staged(const float* slot_a, const float* sl
     }
 }
 
+// Overwrites one lane's VEC staged maps in place, in the layout read_staged reads (steps past
+// `valid` are not written).
+template <int VEC>
+__device__ __forceinline__ void write_staged(float* slot_a, float* slot_b, int first, int valid,
+                                             const Affine<float> (&maps)[VEC]) {
+    if (VEC == 4 && first + VEC <= valid) {
+        *reinterpret_cast<float4*>(slot_a) = make_float4(maps[0].a, maps[1].a, maps[2].a, maps[3].a);
+        *reinterpret_cast<float4*>(slot_b) = make_float4(maps[0].b, maps[1].b, maps[2].b, maps[3].b);
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+            if (first + v < valid) {
+                slot_a[v] = maps[v].a;
+                slot_b[v] = maps[v].b;
+            }
+    }
+}
+
 }  // namespace rtscan

@@ -13,13 +13,14 @@ Writes JSON and CSV, and a PNG (GB/s against size, with the copy) when matplotli
 to profiling/results/<gpu>/sweep-<date>.* (sweep-<variant>-<date>.* for a variant other than auto).
 
 Usage, from a source checkout:
-    PYTHONPATH=. python3 profiling/sweep.py --shapes 256x48r16,256x32 --log2 24,28
+    PYTHONPATH=. python3 profiling/sweep.py --shapes 352x56r16b2p1,384x44r12b2 --log2 24,28
     PYTHONPATH=. python3 profiling/sweep.py --shapes 384x44r12b2,256x16 --log2 22 --sequences 64
 (the second times 64 sequences of 65536 steps, issue 4's batched shape)
     PYTHONPATH=. python3 profiling/sweep.py --variant blelloch --shapes 256x8,512x8 --log2 24,28
-A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH and
-sSEGMENT_TILES (defaults r0, b3, d1, and the variant's own segment; the look-back walk is the
-variant's own too). A shape that sets a field the variant's kernel template does not take (items
+A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH,
+sSEGMENT_TILES and p1 (defaults r0, b3, d1, the variant's own segment, and no protocol warp; the
+look-back walk is the variant's own). With p1 a block has one more warp, which runs the look-back
+(kernels_cu/lookback.cu); BLOCK counts the threads that hold steps. A shape that sets a field the variant's kernel template does not take (items
 for hillis_steele) to anything but its tuned value is refused.
 """
 
@@ -35,11 +36,11 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_SHAPES = "256x16,256x32,256x24b4,256x48r16,384x48r16b2,384x44r12b2"
+DEFAULT_SHAPES = "256x16,256x32,384x44r12b2,352x48r16b2p1,352x52r16b2p1,352x56r16b2p1"
 DEFAULT_LOG2 = "20,22,24,26,28"
 CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
 DRIFT_LIMIT = 0.03
-_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?(p1)?$")
 
 
 def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
@@ -48,13 +49,14 @@ def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
     else lookback_regs' (a warp walk over segments of 32 tiles)."""
     match = _SHAPE.match(text.strip())
     if not match:
-        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32, got {text!r}")
-    block, items, registers, min_blocks, depth, segment = match.groups()
+        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32p1, got {text!r}")
+    block, items, registers, min_blocks, depth, segment, protocol_warp = match.groups()
     protocol = variant_entry or {"walk_lanes": 32, "segment_tiles": 32}
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
             "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
             "walk_lanes": protocol["walk_lanes"],
-            "segment_tiles": int(segment) if segment else protocol["segment_tiles"]}
+            "segment_tiles": int(segment) if segment else protocol["segment_tiles"],
+            "protocol_warp": 1 if protocol_warp else 0}
 
 
 def check_template_fields(variant, fields: dict, tuned: dict) -> None:
@@ -66,11 +68,12 @@ def check_template_fields(variant, fields: dict, tuned: dict) -> None:
 
 
 def format_shape(entry: dict) -> str:
-    """A long-shape entry of rtscan/tuning.py -> '384x44r12b2d1' (parse_shape's inverse; 's16' only
-    when a segment is not 32 tiles)."""
+    """A long-shape entry of rtscan/tuning.py -> '352x56r16b2d1p1' (parse_shape's inverse; 's16'
+    only when a segment is not 32 tiles, 'p1' only with a protocol warp)."""
     segment = "" if entry["segment_tiles"] == 32 else f"s{entry['segment_tiles']}"
+    protocol_warp = "p1" if entry.get("protocol_warp", 0) else ""
     return (f"{entry['block_threads']}x{entry['items']}r{entry['register_items']}"
-            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}")
+            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}{protocol_warp}")
 
 
 def gpu_folder(device_name: str) -> str:
@@ -139,8 +142,8 @@ def sweep(shape_texts: list[str], log2_sizes: list[int], sequences: int = 1, var
             row = {**fields, "tile": shape.tile, "shared_bytes": variant.shared_bytes(shape)}
             try:
                 function = _kernels.function(0, variant, shape)
-                row["blocks_per_sm"] = _driver.resident_blocks_per_sm(
-                    function, shape.block_threads + variant.extra_threads, variant.shared_bytes(shape))
+                row["blocks_per_sm"] = _driver.resident_blocks_per_sm(function, shape.threads,
+                                                                      variant.shared_bytes(shape))
                 check_a, check_b, check_out = (_Prefix(x.pointer, CHECK_STEPS) for x in (a, b, out))
                 runs = []
                 for _ in range(2):
@@ -204,12 +207,13 @@ def write(result: dict, folder: Path) -> list[Path]:
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["variant", "block_threads", "items", "register_items", "min_blocks", "lookback_depth",
-                         "segment_tiles", "sequences", "log2", "scan_us", "copy_us", "ratio", "usable"])
+                         "segment_tiles", "protocol_warp", "sequences", "log2", "scan_us", "copy_us", "ratio",
+                         "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
                                  row["min_blocks"], row["lookback_depth"], row["segment_tiles"],
-                                 result.get("sequences", 1), log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
+                                 row.get("protocol_warp", 0), result.get("sequences", 1), log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
                                  f"{copy_us[log2] / micro:.4f}", result["usable"]])
     try:
         import matplotlib

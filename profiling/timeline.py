@@ -2,12 +2,12 @@
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
 steps on an H200) five times per tile: block start, thread 0's own copies landed, aggregate
-about to be published, carry known, end (thread 0). The phases between them, the time from when
+about to be published and carry known (lane 0 of the warp running the look-back), end (thread 0). The phases between them, the time from when
 every earlier tile's aggregate was out to the carry (the protocol's own delay), and how many
 blocks load or wait over time are printed; the raw stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/timeline.py --shape 384x44r12b2 --log2 28 --out /tmp/timeline
+    PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
 (--shape defaults to the present GPU's tuned long shape).
 """
 
@@ -71,7 +71,9 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
     arch = _kernels.device_arch(0)
     block, items, registers = fields["block_threads"], fields["items"], fields["register_items"]
     expression = (f"rtscan::lookback_scan_timeline<{block}, {items}, 4, {fields['min_blocks']}, "
-                  f"{fields['lookback_depth']}, {registers}, {fields['walk_lanes']}, {fields['segment_tiles']}>")
+                  f"{fields['lookback_depth']}, {registers}, {fields['walk_lanes']}, {fields['segment_tiles']}, "
+                  f"{fields['protocol_warp']}>")
+    threads = block + 32 * fields["protocol_warp"]
     text = instrument((_compile.kernels_dir() / "lookback.cu").read_text()).encode()
     module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
     function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])
@@ -93,7 +95,7 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
                  ctypes.c_void_p(times.pointer))
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
-        _driver.launch(function, tiles, block, shared_bytes, stream, ctypes.addressof(pointers))
+        _driver.launch(function, tiles, threads, shared_bytes, stream, ctypes.addressof(pointers))
     stamps = np.empty((tiles, STAMPS), np.int64)
     _driver.copy_to_host(stamps.ctypes.data, times.pointer, stamps.nbytes, stream)
     _driver.synchronize(stream)
@@ -130,7 +132,7 @@ def analyse(stamps: np.ndarray) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape",
-                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT] (default: the tuned long shape)")
+                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1] (default: the tuned long shape)")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)

@@ -217,8 +217,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, num_tiles, shape.block_threads + chosen.extra_threads, prepared.shared_bytes,
-                   stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.threads, prepared.shared_bytes, stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share
@@ -248,7 +247,7 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
     for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], shape.block_threads, prepared.shared_bytes,
+            _driver.launch(kernel, grids[pass_kernel.grid], shape.threads, prepared.shared_bytes,
                            stream_handle, ctypes.addressof(pointers))
         finally:
             _nvtx.pop()

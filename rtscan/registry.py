@@ -19,15 +19,21 @@ class LaunchShape:
     register_items: int  # of a thread's `items`, how many are held in registers instead of staged
     walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk)
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
+    protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
 
     @property
     def tile(self) -> int:
         return self.block_threads * self.items
 
+    @property
+    def threads(self) -> int:
+        """Threads a block launches: those holding steps, and the protocol warp if any."""
+        return self.block_threads + 32 * self.protocol_warp
+
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
 LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
-                      "segment_tiles")
+                      "segment_tiles", "protocol_warp")
 
 
 def no_dynamic_shared(shape: LaunchShape) -> int:
@@ -52,7 +58,8 @@ def _shape(entry: dict, vec: int) -> LaunchShape:
     if entry["items"] % 4 or entry["register_items"] % 4:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
-                       entry["register_items"], entry["walk_lanes"], entry["segment_tiles"])
+                       entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
+                       entry.get("protocol_warp", 0))
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,6 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
-    extra_threads: int = 0  # threads a block launches beyond shape.block_threads (lookback_split's protocol warp)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
@@ -154,18 +160,8 @@ VARIANTS = {
                                tuning.LOOKBACK_WARP),
     "lookback_regs": _lookback("lookback_regs", ": several steps per thread, staged through shared memory by "
                                "cp.async and registers, scanned in registers; two-level look-back over segments "
-                               "of 32 tiles read by a warp", tuning.LOOKBACK_REGS),
-    "lookback_split": Variant(
-        name="lookback_split",
-        source="lookback_split.cu",
-        template="rtscan::lookback_split_scan",
-        description="single-pass decoupled look-back as lookback_regs, with one extra warp that runs the "
-                    "look-back while the data warps turn each step's map into the map from their span's start, "
-                    "so that after the wait a step is one fma",
-        passes=1,
-        table=tuning.LOOKBACK_SPLIT,
-        extra_threads=32,
-    ),
+                               "of 32 tiles read by a warp, in the long shape a warp of its own while the others "
+                               "prepare each step's map for the wait's end", tuning.LOOKBACK_REGS),
     "hillis_steele": Variant(
         name="hillis_steele",
         source="hillis_steele.cu",

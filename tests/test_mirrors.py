@@ -24,10 +24,11 @@ from _mirrors import SEGMENT_TILES
 pytestmark = _mirrors.needs_compiler
 
 # Launch shapes compiled into the mirror (see rtscan_mirror_scan):
-# id -> (block_threads, items, vec, depth, walk lanes, tiles per segment)
-SHAPES = {0: (256, 16, 4, 1, 32, 32), 1: (256, 16, 1, 1, 32, 32), 2: (64, 8, 4, 2, 32, 32), 3: (64, 8, 1, 4, 32, 32),
-          4: (32, 2, 1, 2, 32, 32), 5: (384, 44, 4, 1, 32, 32), 6: (64, 1, 1, 1, 1, 1), 7: (64, 1, 1, 2, 32, 1),
-          8: (256, 1, 1, 1, 1, 1), 9: (256, 1, 1, 1, 32, 1)}
+# id -> (block_threads, items, vec, depth, walk lanes, tiles per segment, protocol warp)
+SHAPES = {0: (256, 16, 4, 1, 32, 32, 0), 1: (256, 16, 1, 1, 32, 32, 0), 2: (64, 8, 4, 2, 32, 32, 0),
+          3: (64, 8, 1, 4, 32, 32, 0), 4: (32, 2, 1, 2, 32, 32, 0), 5: (384, 44, 4, 1, 32, 32, 0),
+          6: (64, 1, 1, 1, 1, 1, 0), 7: (64, 1, 1, 2, 32, 1, 0), 8: (256, 1, 1, 1, 1, 1, 0), 9: (256, 1, 1, 1, 32, 1, 0),
+          10: (352, 56, 4, 1, 32, 32, 1), 11: (64, 8, 1, 2, 32, 32, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -82,7 +83,11 @@ def cases():
         (0, (3 * big + 1,), -1, False, False),
         (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),
-        (5, (2 * tile_of(5) + 37,), -1, False, True),  # the sm_90 long shape: 12 warps, 11 chunks
+        (5, (2 * tile_of(5) + 37,), -1, False, True),  # 12 warps, 11 chunks
+        (10, (2 * tile_of(10) + 37,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
+        (10, (SEGMENT_TILES * tile_of(10) + 2 * tile_of(10) + 5,), -1, True, False),
+        (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
+        (11, (3, 2 * small + 7, 2), 1, True, True),
         # the seed's one-level look-backs: serial (6) and warp (7) walks over 64-step tiles, a warp
         # window of 64 tiles crossed; the 256-step tiles of their tuning entries (8, 9)
         (6, (300 * tile_of(6) + 17,), -1, False, True),

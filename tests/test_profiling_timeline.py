@@ -18,10 +18,11 @@ def timeline():
 def test_instrumented_kernel_compiles(timeline):
     text = timeline.instrument((_compile.kernels_dir() / "lookback.cu").read_text())
     assert text.count("stamp()") == 6  # the helper's definition is not a call: five stamps and `started`
-    expression = "rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32>"
-    module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch="sm_90"),
+    expressions = ("rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32, 0>",  # warp 0 runs the look-back
+                   "rtscan::lookback_scan_timeline<352, 56, 4, 2, 1, 16, 32, 32, 1>")  # a protocol warp does
+    module = _compile.nvrtc_compile("lookback.cu", expressions, _compile.CompileOptions(arch="sm_90"),
                                     text=text.encode())
-    assert module.cubin and module.lowered_names[expression].startswith("_Z")
+    assert module.cubin and all(module.lowered_names[e].startswith("_Z") for e in expressions)
 
 
 def test_instrument_refuses_a_moved_anchor(timeline):

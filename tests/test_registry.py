@@ -113,12 +113,12 @@ def test_traffic_model():
 
 # What each kernel assumes for the launch-shape fields its template does not take
 # (kernels_cu/hillis_steele.cu: one step per thread; both use tile_carry's warp walk over
-# segments of 32 tiles, tile_state.cuh).
+# segments of 32 tiles, tile_state.cuh, run by their warp 0: no protocol warp).
 # The three-pass kernels have no look-back: their placeholders say so (tuning.py).
-NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1}
+NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0}
 FIXED_BY_THE_KERNEL = {
-    "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
-    "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32},
+    "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0},
+    "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0},
     "three_pass": NO_LOOKBACK,
     "three_pass_reduce": NO_LOOKBACK,
 }

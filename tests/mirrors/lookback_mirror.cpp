@@ -20,7 +20,10 @@ Map exclusive_of(const Map (&inclusive)[WARP], int lane) {
     return lane == 0 ? affine_identity<float>() : inclusive[lane - 1];
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES>
+// PROTOCOL_WARP: the kernel's finish with a protocol warp (lookback.cu): each step's map is composed
+// onto its lane's chunk prefix during the wait, then applied to the warp's start state.
+template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES,
+          bool PROTOCOL_WARP = false>
 void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                  double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
@@ -59,11 +62,17 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
             for (int c = 0; c < CHUNKS; ++c)
                 for (int lane = 0; lane < WARP; ++lane) {
                     const int first = rtscan::first_step<VEC>(warp_first, c, lane);
-                    float state = apply(lane_prefix[warp][c][lane], warp_start_state);
+                    Map through = lane_prefix[warp][c][lane];
+                    float state = apply(through, warp_start_state);
                     for (int v = 0; v < VEC; ++v) {
                         const int step = first + v;
                         if (step >= steps.valid) continue;
-                        state = apply(steps.map(step), state);
+                        if (PROTOCOL_WARP) {
+                            through = compose(steps.map(step), through);
+                            state = apply(through, warp_start_state);
+                        } else {
+                            state = apply(steps.map(step), state);
+                        }
                         steps.store(step, state);
                     }
                 }
@@ -80,7 +89,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
 // look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
 // per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9 the
-// same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries.
+// same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
+// sm_90 long shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
+// run past the sequence's end in the middle of a chunk).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -95,6 +106,8 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 7: mirror_scan<64, 1, 1, 2, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 8: mirror_scan<256, 1, 1, 1, 1, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 9: mirror_scan<256, 1, 1, 1, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 10: mirror_scan<352, 56, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 11: mirror_scan<64, 8, 1, 2, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
