@@ -8,7 +8,7 @@ blocks load or wait over time are printed; the raw stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
-(--shape defaults to the present GPU's tuned long shape).
+(--shape defaults to the present GPU's tuned shape for the largest launches).
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def analyse(stamps: np.ndarray) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape",
-                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1] (default: the tuned long shape)")
+                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1] "
+                             "(default: the tuned large shape, else the long one)")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
@@ -144,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.shape is None:
         from rtscan import _kernels, tuning
 
-        args.shape = format_shape(tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")["long"])
+        entry = tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")
+        args.shape = format_shape(entry.get("large", entry["long"]))
     stamps = capture(args.shape, args.log2)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -52,6 +52,11 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
+# The 16-byte shapes of a tuning entry for sequences of at least one of their tiles, tried in this
+# order: "large" (optional) for the largest launches, then "long" (tuning.py).
+LONG_KINDS = ("large", "long")
+
+
 def _shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form."""
@@ -90,23 +95,24 @@ class Variant:
         return self.dynamic_shared(shape)
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
-        """The shape for `num_seqs` sequences of `length` steps: the long shape on the 16-byte path
-        once a sequence fills one long tile and the launch holds at least the long entry's
-        `from_total_steps`, else the short shape (tuning.py says why)."""
+        """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
+        (where the entry has one) and else the long shape, once a sequence fills one of its tiles and
+        the launch holds at least its `from_total_steps`; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        long_entry = entry["long"]
-        if (vec == 4 and length >= long_entry["block_threads"] * long_entry["items"]
-                and num_seqs * length >= long_entry.get("from_total_steps", 0)):
-            long_shape = _shape(long_entry, 4)
-            if long_shape.vec == 4:
-                return long_shape
+        for kind in LONG_KINDS:
+            fields = entry.get(kind)
+            if (fields is not None and vec == 4 and length >= fields["block_threads"] * fields["items"]
+                    and num_seqs * length >= fields.get("from_total_steps", 0)):
+                shape = _shape(fields, 4)
+                if shape.vec == 4:
+                    return shape
         return _shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""
         entry = tuning.lookup(self.table, arch, dtype)
-        shapes = (_shape(entry["long"], 4), _shape(entry["short"], 4), _shape(entry["short"], 1))
-        return tuple(dict.fromkeys(shapes))
+        shapes = tuple(_shape(entry[kind], 4) for kind in LONG_KINDS if kind in entry)
+        return tuple(dict.fromkeys(shapes + (_shape(entry["short"], 4), _shape(entry["short"], 1))))
 
     def name_expression(self, shape: LaunchShape) -> str:
         """The (first) kernel's instantiation for `shape`."""

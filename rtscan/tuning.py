@@ -11,12 +11,14 @@ import re
 
 from .errors import UnsupportedError
 
-# (arch, dtype) -> two launch shapes of the `lookback_regs` kernel, each citing its evidence:
+# (arch, dtype) -> two or three launch shapes of the `lookback_regs` kernel, each citing its evidence:
 #   "long":  for sequences of at least one long tile on the 16-byte path, in launches of at least
 #            `from_total_steps` steps (below that its few tiles leave SMs idle); holds as many tile
 #            bytes per SM as shared memory and registers allow, because the look-back's waiting
 #            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6), and on sm_90 has a protocol
 #            warp (P35, P36);
+#   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
+#            shape that loses on smaller launches wins (tried before "long");
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
@@ -33,15 +35,25 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
     },
     ("sm_90", "float32"): {
-        "long": {
+        "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 21,
+            "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 25,
             "source": "sweep.py --variant lookback_split (lookback_scan with a protocol warp) on an H200, "
                       "2026-11-30, profiling/results/h200/sweep-p36-split-2026-11-30.csv and -30b.csv: fastest "
                       "of 8 shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of copy, against "
-                      "0.702 for the previous 384x44r12b2 without a protocol warp in the same run, "
-                      "sweep-p36-regs-*.csv), 80 registers, no spills; at 2^24 0.592-0.600 against 0.605-0.608. "
-                      "From 2^21 steps in all, as the previous long shape (sweep-2026-11-30d.csv)",
+                      "0.702 for 384x44r12b2 without a protocol warp in the same run, sweep-p36-regs-*.csv), "
+                      "80 registers, no spills. From 2^25 steps in all: at 2^24 it lost to 384x44r12b2 "
+                      "(0.592-0.600 against 0.605-0.608) and on 64 x 65536 (0.574 against 0.655, "
+                      "results/h200/shapes-2026-11-30l.txt and shapes-2026-11-30k.txt); 2^25 was not measured",
+        },
+        "long": {
+            "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,
+            "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
+            "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30d.csv: fastest "
+                      "of the 6 long shapes at 2^21-2^26 (2^24: 0.609 of copy against 0.572 for 384x48r16b2, "
+                      "the shape of sweep-2026-11-30c.csv), 0.704 at 2^28 against 0.707, and no spills; from "
+                      "2^21 steps in all: the short shape (256x16) ran 2^20 at 0.309 and 2^21 at 0.274, this "
+                      "one 0.231 and 0.320",
         },
         "short": _SHORT_SM90,
     },

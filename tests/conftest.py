@@ -72,12 +72,15 @@ def rng(request):
 
 @pytest.fixture(autouse=True)
 def long_shape_from_one_tile(request, monkeypatch):
-    """In GPU tests, the long launch shape for any sequence of at least one long tile."""
+    """In GPU tests, the large (else the long) launch shape for any sequence of at least one of its
+    tiles, whatever the launch's total."""
     if not request.node.get_closest_marker("gpu") or request.node.get_closest_marker("tuned_shapes"):
         return
     from rtscan import registry
 
     for variant in registry.VARIANTS.values():
         for key, entry in variant.table.items():
-            if entry["long"].get("from_total_steps"):
-                monkeypatch.setitem(variant.table, key, dict(entry, long=dict(entry["long"], from_total_steps=0)))
+            unlimited = {kind: dict(entry[kind], from_total_steps=0) for kind in registry.LONG_KINDS
+                         if entry.get(kind, {}).get("from_total_steps")}
+            if unlimited:
+                monkeypatch.setitem(variant.table, key, dict(entry, **unlimited))

@@ -90,8 +90,10 @@ def test_main_without_a_gpu_says_so(sweep, capsys):
 def test_format_shape_inverts_parse_shape(sweep):
     for text in ("384x44r12b2d1", "256x16r0b3d1", "384x44r12b2d1s16", "352x56r16b2d1p1", "64x8r0b3d2s16p1"):
         assert sweep.format_shape(sweep.parse_shape(text)) == text
-    entry = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")["long"]
-    assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()
+    tuned = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")
+    for kind in rtscan.registry.LONG_KINDS:
+        entry = {"protocol_warp": 0, **tuned[kind]}  # an entry without the field has no protocol warp
+        assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()
 
 
 @pytest.mark.skipif(rtscan.gpu_available(), reason="a GPU is present: main() would run the whole sweep")

@@ -76,24 +76,29 @@ def test_launch_shapes_are_sound(arch, vec, length):
         assert expression.startswith(variant.template + "<") and f"{shape.block_threads}" in expression
 
 
-def test_long_shape_needs_enough_steps_in_all():
-    """sm_90's long shape leaves SMs idle below 2^21 steps per launch (tuning.py cites the sweep):
-    a long tile's worth of steps is not enough on its own."""
+def test_long_shapes_need_enough_steps_in_all():
+    """sm_90's long shape leaves SMs idle below 2^21 steps per launch, and its large shape loses to
+    the long one below 2^25 (tuning.py cites the runs): a tile's worth of steps is not enough."""
     variant = registry.resolve("auto")
-    long_tile = variant.launch_shape("sm_90", "float32", 4, 2**40).tile
+    entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
+    large, long = (registry._shape(entry[kind], 4) for kind in ("large", "long"))
     short = variant.launch_shape("sm_90", "float32", 4, 1)
-    assert long_tile > short.tile
-    assert variant.launch_shape("sm_90", "float32", 4, long_tile) == short
+    assert large.tile > long.tile > short.tile and large.protocol_warp == 1 and long.protocol_warp == 0
+    assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**20) == short
-    assert variant.launch_shape("sm_90", "float32", 4, 2**21).tile == long_tile
-    assert variant.launch_shape("sm_90", "float32", 4, long_tile, num_seqs=2**21 // long_tile + 1).tile == long_tile
+    assert variant.launch_shape("sm_90", "float32", 4, 2**21) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 2**25 - 4) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 2**25) == large
+    assert variant.launch_shape("sm_90", "float32", 4, 65536, num_seqs=64) == long
+    assert variant.launch_shape("sm_90", "float32", 4, large.tile, num_seqs=2**25 // large.tile + 1) == large
+    assert variant.launch_shape("sm_90", "float32", 4, long.tile, num_seqs=2**25 // long.tile + 1) == long
     assert variant.launch_shape("sm_90", "float32", 1, 2**28) == variant.launch_shape("sm_90", "float32", 1, 1)
 
 
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
-            assert set(entry) == {"long", "short"}, f"{variant.name} {arch}/{dtype}"
+            assert {"long", "short"} <= set(entry) <= {"large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
             for kind, shape in entry.items():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
