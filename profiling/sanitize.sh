@@ -2,7 +2,8 @@
 # compute-sanitizer memcheck and racecheck on every variant, at a small and a medium size, with
 # the 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths
 # are multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes
-# the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). Cases run
+# the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21), and one case
+# more per tool runs its large shape (from 2^25 on sm_90) on 2 x 60000 steps. Cases run
 # JOBS at a time (default 6), each limited to CASE_SECONDS (default 300). Logs under $OUT (or
 # ./sanitizer-logs); summary.txt holds one line per case. Run from the repository root on a GPU:
 #   bash profiling/sanitize.sh
@@ -15,14 +16,15 @@ variants=$(python3 -c "import rtscan; print(' '.join(v['name'] for v in rtscan.v
 python3 -c "import rtscan; rtscan.warmup()" 2>/dev/null  # fill the kernel cache once, outside the tools
 
 one_case() {
-    local tool=$1 variant=$2 length=$3 log="$out/sanitizer/$1-$2-$3.txt"
+    local tool=$1 variant=$2 length=$3 any_total=${4:-} log="$out/sanitizer/$1-$2-$3${4:+-$4}.txt"
     timeout "${CASE_SECONDS:-300}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-        python3 profiling/sanitize_case.py "$variant" "$length" > "$log" 2>&1
-    echo "$tool $variant L=$length: exit $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+        python3 profiling/sanitize_case.py "$variant" "$length" $any_total > "$log" 2>&1
+    echo "$tool $variant L=$length${any_total:+ $any_total}: exit $?; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
 }
 export -f one_case
 for tool in memcheck racecheck; do
     for variant in $variants; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
-done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case $0 $1 $2' | sort | tee "$out/sanitizer-summary.txt"
+    echo "$tool lookback_regs 60000 any_total"  # the large shape (sm_90: 2^25 steps and up) at 4 tiles
+done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case $0 $1 $2 $3' | sort | tee "$out/sanitizer-summary.txt"

@@ -3,7 +3,12 @@ VARIANT, through the 16-byte path (time contiguous; LENGTH a multiple of 4, or t
 sequence is misaligned and the scalar path runs instead) and the scalar path (time stride 2), from
 NumPy host arrays so no framework's kernels run under the tool; check against the reference.
 
-Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH
+With a third argument `any_total`, a 16-byte launch takes the variant's large or long shape
+whenever a sequence fills one of its tiles, whatever the launch's total steps (as the GPU tests do,
+tests/conftest.py): that puts shapes meant for 2^21 or 2^25 steps and more under the tools at a
+size they can finish.
+
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total]
 """
 
 import sys
@@ -13,6 +18,13 @@ import numpy as np
 import rtscan
 
 variant, length = sys.argv[1], int(sys.argv[2])
+if sys.argv[3:] == ["any_total"]:
+    table = rtscan.registry.resolve(variant).table
+    for key, entry in table.items():
+        table[key] = {kind: {**shape, "from_total_steps": 0} if kind in rtscan.registry.LONG_KINDS else shape
+                      for kind, shape in entry.items()}
+elif sys.argv[3:]:
+    sys.exit(f"the third argument may only be any_total, got {sys.argv[3:]}")
 if length % 4:
     sys.exit(f"LENGTH must be a multiple of 4 for the contiguous case to take the 16-byte path, got {length}")
 rng = np.random.default_rng()
