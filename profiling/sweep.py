@@ -20,8 +20,9 @@ Usage, from a source checkout:
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH,
 sSEGMENT_TILES and p1 (defaults r0, b3, d1, the variant's own segment, and no protocol warp; the
 look-back walk is the variant's own). With p1 a block has one more warp, which runs the look-back
-(kernels_cu/lookback.cu); BLOCK counts the threads that hold steps. A shape that sets a field the variant's kernel template does not take (items
-for hillis_steele) to anything but its tuned value is refused.
+(kernels_cu/lookback.cu); BLOCK counts the threads that hold steps. A shape that sets a field the
+variant's kernel template does not take (items for hillis_steele, p1 for all but the look-back
+variants) to anything but its tuned value is refused.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ def check_template_fields(variant, fields: dict, tuned: dict) -> None:
     """Refuse a candidate that sets a field the variant's kernel template does not take to anything
     but its tuned value: the host would plan tiles for a shape the kernel does not run."""
     for name, value in fields.items():
-        if name not in variant.arguments and name in tuned and tuned[name] != value:
-            raise ValueError(f"{variant.name}'s kernel takes no {name} (tuned {tuned[name]}); a shape asks {value}")
+        expected = tuned.get(name, 0 if name == "protocol_warp" else value)  # an entry without it has none
+        if name not in variant.arguments and expected != value:
+            raise ValueError(f"{variant.name}'s kernel takes no {name} (tuned {expected}); a shape asks {value}")
 
 
 def format_shape(entry: dict) -> str:
@@ -213,8 +215,8 @@ def write(result: dict, folder: Path) -> list[Path]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
                                  row["min_blocks"], row["lookback_depth"], row["segment_tiles"],
-                                 row.get("protocol_warp", 0), result.get("sequences", 1), log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}",
-                                 f"{copy_us[log2] / micro:.4f}", result["usable"]])
+                                 row.get("protocol_warp", 0), result.get("sequences", 1), log2, f"{micro:.2f}",
+                                 f"{copy_us[log2]:.2f}", f"{copy_us[log2] / micro:.4f}", result["usable"]])
     try:
         import matplotlib
 

@@ -1,10 +1,11 @@
 """Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
-steps on an H200) five times per tile: block start, thread 0's own copies landed, aggregate
-about to be published and carry known (lane 0 of the warp running the look-back), end (thread 0). The phases between them, the time from when
-every earlier tile's aggregate was out to the carry (the protocol's own delay), and how many
-blocks load or wait over time are printed; the raw stamps are saved as .npy.
+steps on an H200) five times per tile: block start, thread 0's own copies landed, aggregate about
+to be published and carry known (lane 0 of the warp running the look-back), end (thread 0). The
+phases between them, the time from when every earlier tile's aggregate was out to the carry (the
+protocol's own delay), and how many blocks load or wait over time are printed; the raw stamps are
+saved as .npy.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline

@@ -15,10 +15,10 @@ from .errors import UnsupportedError
 #   "long":  for sequences of at least one long tile on the 16-byte path, in launches of at least
 #            `from_total_steps` steps (below that its few tiles leave SMs idle); holds as many tile
 #            bytes per SM as shared memory and registers allow, because the look-back's waiting
-#            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6), and on sm_90 has a protocol
-#            warp (P35, P36);
+#            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
 #   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
-#            shape that loses on smaller launches wins (tried before "long");
+#            shape that loses on smaller launches wins (tried before "long"); on sm_90 the shape
+#            with a protocol warp (P35, P36);
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {

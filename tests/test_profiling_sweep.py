@@ -44,6 +44,10 @@ def test_fields_the_template_lacks_must_keep_their_tuned_value(sweep):
     sweep.check_template_fields(hillis, sweep.parse_shape("256x1b4", tuned), tuned)
     with pytest.raises(ValueError, match="takes no items"):
         sweep.check_template_fields(hillis, sweep.parse_shape("256x16", tuned), tuned)
+    with pytest.raises(ValueError, match="takes no protocol_warp"):  # its entry has none: no extra warp
+        sweep.check_template_fields(hillis, sweep.parse_shape("256x1b4p1", tuned), tuned)
+    regs = rtscan.registry.VARIANTS["lookback_regs"]
+    sweep.check_template_fields(regs, sweep.parse_shape("352x56r16b2p1"), {})
 
 
 def test_every_default_shape_parses(sweep):
