@@ -19,9 +19,10 @@
 // warp, which holds no steps and runs the look-back; meanwhile the data warps rewrite each step's
 // map, in place, as the map from their warp span's start through that step, so that once the
 // carry is known a step is one fma and a store. None of that rewriting needs the carry, and it
-// starts only after the tile's aggregate is out (P13 did it before, and lost). On an H200 the
-// protocol warp ran 2^28 at 0.76-0.77 of copy against 0.70 (P35, P36); it does not pay where the
-// carry is known at once (rows of one tile) and cost a quarter on the scalar path, which keep 0.
+// starts only after the tile's aggregate is out (P13 did it before, and lost). On an H200 it
+// mostly freed registers for a larger tile: 352 x 56 with it ran 2^28 at 0.75-0.77 of copy against
+// 0.70 (P35, P36). It does not pay where the carry is known at once (rows of one tile), cost a
+// quarter on the scalar path, and lost 5 % on 64 x 65536: those shapes keep 0 (tuning.py).
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +
