@@ -27,4 +27,4 @@ for tool in memcheck racecheck; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
     echo "$tool lookback_regs 60000 any_total"  # the large shape (sm_90: 2^25 steps and up) at 4 tiles
-done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case $0 $1 $2 $3' | sort | tee "$out/sanitizer-summary.txt"
+done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"

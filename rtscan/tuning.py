@@ -38,13 +38,15 @@ LOOKBACK_REGS = {
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
             "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 25,
-            "source": "sweep.py --variant lookback_split (lookback_scan with a protocol warp) on an H200, "
-                      "2026-11-30, profiling/results/h200/sweep-p36-split-2026-11-30.csv and -30b.csv: fastest "
-                      "of 8 shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of copy, against "
-                      "0.702 for 384x44r12b2 without a protocol warp in the same run, sweep-p36-regs-*.csv), "
-                      "80 registers, no spills. From 2^25 steps in all: at 2^24 it lost to 384x44r12b2 "
-                      "(0.592-0.600 against 0.605-0.608) and on 64 x 65536 (0.574 against 0.655, "
-                      "results/h200/shapes-2026-11-30l.txt and shapes-2026-11-30k.txt); 2^25 was not measured",
+            "source": "sweep.py on an H200, 2026-11-30, with the protocol warp as the variant lookback_split "
+                      "of 3567b1f (since folded into lookback_scan; today: sweep.py --shapes 352x56r16b2p1), "
+                      "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
+                      "shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy timed before "
+                      "the sweep, against 0.702 for 384x44r12b2 without a protocol warp in the same run, "
+                      "sweep-p36-regs-*.json), 80 registers, no spills (results/h200/ptxas-2026-11-30.txt). "
+                      "From 2^25 steps in all: at 2^24 it lost to 384x44r12b2 (0.592-0.600 against "
+                      "0.605-0.608) and on 64 x 65536 (0.574 against 0.655, results/h200/shapes-2026-11-30l.txt "
+                      "and shapes-2026-11-30k.txt); 2^25 was not measured",
         },
         "long": {
             "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,

@@ -20,8 +20,9 @@ except ImportError:  # the tests that need it are skipped by conftest.py
     torch = None
 
 # Sizes from the kernel's launch shapes (tile = block_threads * items steps; one warp owns
-# 32 * items consecutive steps of a tile, in chunks of 32 * vec). SHAPE is the long shape, which
-# 16-byte aligned sequences of at least TILE steps take; shorter ones, and every strided or
+# 32 * items consecutive steps of a tile, in chunks of 32 * vec). SHAPE is the largest shape (the
+# large one where the tuning has it), which 16-byte aligned sequences of at least TILE steps take
+# under conftest.py's fixture; shorter ones, and every strided or
 # misaligned one, take the short shape (SHORT_TILE).
 SHAPE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 2**40)
 TILE = SHAPE.tile

@@ -84,7 +84,7 @@ def cases():
         (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),
         (5, (2 * tile_of(5) + 37,), -1, False, True),  # 12 warps, 11 chunks
-        (10, (2 * tile_of(10) + 37,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
+        (10, (2 * tile_of(10) + 37,), -1, False, True),  # the sm_90 large shape: 11 warps and a protocol warp
         (10, (SEGMENT_TILES * tile_of(10) + 2 * tile_of(10) + 5,), -1, True, False),
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         (11, (3, 2 * small + 7, 2), 1, True, True),

@@ -52,12 +52,12 @@ def test_lookup_bad_arch():
         tuning.lookup(registry.resolve("auto").table, "ampere", "float32")
 
 
-SM90_LONG_TILE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 1 << 40).tile
+SM90_LARGEST_TILE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 1 << 40).tile
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
 @pytest.mark.parametrize("vec", [1, 4])
-@pytest.mark.parametrize("length", [1, 4096, SM90_LONG_TILE - 1, SM90_LONG_TILE, 2**28])
+@pytest.mark.parametrize("length", [1, 4096, SM90_LARGEST_TILE - 1, SM90_LARGEST_TILE, 2**28])
 def test_launch_shapes_are_sound(arch, vec, length):
     """Each shape is one the import compiles, its shared memory matches its staged steps, the long
     shape goes only to 16-byte sequences that fill one of its tiles, and a scalar request always
@@ -69,7 +69,7 @@ def test_launch_shapes_are_sound(arch, vec, length):
         assert 0 <= variant.shared_bytes(shape) <= 227 * 1024
         assert shape.vec == vec or (vec == 4 and shape.vec == 1 and shape.items % 4)
         assert shape.walk_lanes in (1, 32) and 1 <= shape.segment_tiles <= 32
-        assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads <= 1024
+        assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads and shape.threads <= 1024
         assert shape.items % shape.vec == 0 and shape.register_items % shape.vec == 0  # whole chunks
         assert shape.tile == shape.block_threads * shape.items
         expression = variant.name_expression(shape)

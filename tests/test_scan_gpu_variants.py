@@ -54,7 +54,7 @@ def test_variant_against_reference(rng, name, length, mode):
 
 
 def regime_lengths(name: str) -> list[int]:
-    """A short length, and one past a tile edge and one past a segment edge of the long shape."""
+    """A short length, and one past a tile edge and one past a segment edge of the largest shape."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
     return [33, 2 * shape.tile + 5, shape.segment_tiles * shape.tile + 7]
 
@@ -87,7 +87,7 @@ def test_variant_spreads_nan_as_the_reference(rng, name, kind, where):
 
 
 def many_segments(rng, name):
-    """Inputs spanning 70 segments of the variant's long shape: each run's look-back then finds
+    """Inputs spanning 70 segments of the variant's largest shape: each run's look-back then finds
     its own pattern of finished predecessors (correctness at these sizes is the other tests' job)."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
     a_np, b_np = regime(rng, "decay", (70 * shape.segment_tiles * shape.tile + 5,))

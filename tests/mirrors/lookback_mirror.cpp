@@ -90,7 +90,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
 // per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9 the
 // same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
-// sm_90 long shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
+// sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
 // run past the sequence's end in the middle of a chunk).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
