@@ -53,6 +53,36 @@ def test_variant_against_reference(rng, name, length, mode):
     run(rng, name, mode, length)
 
 
+def shadowed_long_lengths() -> list[int]:
+    """Lengths around the tile and segment edges of each tuned long shape that a large shape
+    shadows under conftest.py's fixture (sm_90: 384 x 44 below 352 x 56)."""
+    lengths = set()
+    for entry in registry.resolve("auto").table.values():
+        if "large" in entry:
+            tile = entry["long"]["block_threads"] * entry["long"]["items"]
+            lengths |= {tile - 4, tile, tile + 1, 3 * tile + 5, 33 * tile + 7}
+    return sorted(lengths)
+
+
+@pytest.mark.parametrize("mode", ["contiguous", "reverse_h0", "batch"])
+@pytest.mark.parametrize("length", shadowed_long_lengths())
+def test_long_shape_below_a_large_one(rng, monkeypatch, length, mode):
+    """The tuned long shape runs launches between its own from_total_steps and the large shape's;
+    with every threshold lifted (conftest.py) the large shape takes its lengths, so here the large
+    shape is taken out of the table, which leaves the long one as tuned."""
+    from rtscan import _kernels, tuning
+
+    variant, arch = registry.resolve("auto"), _kernels.device_arch(0)
+    entry = tuning.lookup(variant.table, arch, "float32")
+    if "large" not in entry:
+        pytest.skip(f"the tuning for {arch} has no large shape")
+    large = variant.launch_shape(arch, "float32", 4, 2**40)
+    key = next(k for k, e in variant.table.items() if e is entry)
+    monkeypatch.setitem(variant.table, key, {k: e for k, e in entry.items() if k != "large"})
+    assert variant.launch_shape(arch, "float32", 4, length) != large
+    run(rng, variant.name, mode, length)
+
+
 def regime_lengths(name: str) -> list[int]:
     """A short length, and one past a tile edge and one past a segment edge of the largest shape."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
