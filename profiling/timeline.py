@@ -65,24 +65,21 @@ def instrument(text: str) -> str:
 
 def capture(shape_text: str, log2: int) -> np.ndarray:
     """Stamps of every tile of one sequence of 2^log2 steps (int64, tiles x STAMPS), third launch."""
-    from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace
+    from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace, registry
 
-    fields = parse_shape(shape_text)
+    variant = registry.resolve("lookback_regs")
+    shape = registry.entry_shape(parse_shape(shape_text), 4)
     _driver.make_current(0)
     arch = _kernels.device_arch(0)
-    block, items, registers = fields["block_threads"], fields["items"], fields["register_items"]
-    expression = (f"rtscan::lookback_scan_timeline<{block}, {items}, 4, {fields['min_blocks']}, "
-                  f"{fields['lookback_depth']}, {registers}, {fields['walk_lanes']}, {fields['segment_tiles']}, "
-                  f"{fields['protocol_warp']}>")
-    threads = block + 32 * fields["protocol_warp"]
+    expression = variant.name_expression(shape).replace("lookback_scan<", "lookback_scan_timeline<")
     text = instrument((_compile.kernels_dir() / "lookback.cu").read_text()).encode()
     module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
     function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])
-    shared_bytes = 8 * block * (items - registers)
+    shared_bytes = variant.shared_bytes(shape)
     _driver.allow_shared_memory(function, shared_bytes)
 
     n = 1 << log2
-    tiles = -(-n // (block * items))
+    tiles = -(-n // shape.tile)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
     a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
@@ -96,7 +93,7 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
                  ctypes.c_void_p(times.pointer))
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
-        _driver.launch(function, tiles, threads, shared_bytes, stream, ctypes.addressof(pointers))
+        _driver.launch(function, tiles, shape.threads, shared_bytes, stream, ctypes.addressof(pointers))
     stamps = np.empty((tiles, STAMPS), np.int64)
     _driver.copy_to_host(stamps.ctypes.data, times.pointer, stamps.nbytes, stream)
     _driver.synchronize(stream)

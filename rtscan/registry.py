@@ -57,7 +57,7 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 LONG_KINDS = ("large", "long")
 
 
-def _shape(entry: dict, vec: int) -> LaunchShape:
+def entry_shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form."""
     if entry["items"] % 4 or entry["register_items"] % 4:
@@ -103,16 +103,16 @@ class Variant:
             fields = entry.get(kind)
             if (fields is not None and vec == 4 and length >= fields["block_threads"] * fields["items"]
                     and num_seqs * length >= fields.get("from_total_steps", 0)):
-                shape = _shape(fields, 4)
+                shape = entry_shape(fields, 4)
                 if shape.vec == 4:
                     return shape
-        return _shape(entry["short"], vec)
+        return entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""
         entry = tuning.lookup(self.table, arch, dtype)
-        shapes = tuple(_shape(entry[kind], 4) for kind in LONG_KINDS if kind in entry)
-        return tuple(dict.fromkeys(shapes + (_shape(entry["short"], 4), _shape(entry["short"], 1))))
+        shapes = tuple(entry_shape(entry[kind], 4) for kind in LONG_KINDS if kind in entry)
+        return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], 4), entry_shape(entry["short"], 1))))
 
     def name_expression(self, shape: LaunchShape) -> str:
         """The (first) kernel's instantiation for `shape`."""

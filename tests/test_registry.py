@@ -81,7 +81,7 @@ def test_long_shapes_need_enough_steps_in_all():
     the long one below 2^25 (tuning.py cites the runs): a tile's worth of steps is not enough."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
-    large, long = (registry._shape(entry[kind], 4) for kind in ("large", "long"))
+    large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
     short = variant.launch_shape("sm_90", "float32", 4, 1)
     assert large.tile > long.tile > short.tile and large.protocol_warp == 1 and long.protocol_warp == 0
     assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short
