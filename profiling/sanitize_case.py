@@ -21,8 +21,7 @@ variant, length = sys.argv[1], int(sys.argv[2])
 if sys.argv[3:] == ["any_total"]:
     table = rtscan.registry.resolve(variant).table
     for key, entry in table.items():
-        table[key] = {kind: {**shape, "from_total_steps": 0} if kind in rtscan.registry.LONG_KINDS else shape
-                      for kind, shape in entry.items()}
+        table[key] = rtscan.registry.any_total(entry)
 elif sys.argv[3:]:
     sys.exit(f"the third argument may only be any_total, got {sys.argv[3:]}")
 if length % 4:

@@ -57,6 +57,13 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 LONG_KINDS = ("large", "long")
 
 
+def any_total(entry: dict) -> dict:
+    """A tuning entry whose large and long shapes take any launch a sequence of theirs fills (no
+    `from_total_steps`): how the GPU tests and the sanitizer cases reach them at small sizes."""
+    return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
+            if kind in LONG_KINDS else shape for kind, shape in entry.items()}
+
+
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form."""

@@ -120,3 +120,14 @@ def length_id(length: int) -> str:
         exponent = int(math.log2(length))
         return f"2^{exponent}" + (f"+{length - 2**exponent}" if length != 2**exponent else "")
     return str(length)
+
+
+def without_large(monkeypatch, variant, arch: str) -> dict:
+    """Takes the large shape out of the tuning entry `variant` uses on `arch` for the rest of the
+    test, leaving its long and short shapes as they are; returns the entry as it was."""
+    from rtscan import tuning
+
+    entry = tuning.lookup(variant.table, arch, "float32")
+    key = next(k for k, e in variant.table.items() if e is entry)
+    monkeypatch.setitem(variant.table, key, {kind: shape for kind, shape in entry.items() if kind != "large"})
+    return entry

@@ -82,7 +82,6 @@ def long_shape_from_one_tile(request, monkeypatch):
 
     for variant in registry.VARIANTS.values():
         for key, entry in variant.table.items():
-            unlimited = {kind: dict(entry[kind], from_total_steps=0) for kind in registry.LONG_KINDS
-                         if entry.get(kind, {}).get("from_total_steps")}
-            if unlimited:
-                monkeypatch.setitem(variant.table, key, dict(entry, **unlimited))
+            lifted = registry.any_total(entry)
+            if lifted != entry:
+                monkeypatch.setitem(variant.table, key, lifted)

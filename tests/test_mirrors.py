@@ -120,16 +120,15 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     sequences shorter than a long tile) and scalar (strided input), and the seed's one-level
     look-backs. For the long shape the large one is taken out of the table, which leaves the
     rest of the entry as tuned."""
+    from _gpu import without_large
     from rtscan import _kernels, registry, tuning
 
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
-    entry = tuning.lookup(variant.table, arch, "float32")
-    if path == "large" and "large" not in entry:
+    if path == "large" and "large" not in tuning.lookup(variant.table, arch, "float32"):
         pytest.skip(f"{name} has no large shape on {arch}")
-    if path != "large" and "large" in entry:
-        key = next(k for k, e in variant.table.items() if e is entry)
-        monkeypatch.setitem(variant.table, key, {k: e for k, e in entry.items() if k != "large"})
+    if path != "large":
+        without_large(monkeypatch, variant, arch)
     vec = 1 if path == "scalar" else 4
     long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
     # Aligned rows must stay 16-byte aligned (a multiple of 4 steps), or rtscan takes VEC = 1.

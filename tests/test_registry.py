@@ -195,3 +195,16 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
     for shape in _kernels.shapes_for(registry.resolve(name), arch):
         wanted = _mirrors.launch_key(shape)
         assert wanted in SHAPES.values(), f"{name} on {arch} launches {wanted}: add it to SHAPES and the mirror"
+
+
+def test_any_total_lifts_only_the_launch_thresholds():
+    """What the GPU tests and the sanitizer cases run: the large and long shapes from one of their
+    tiles on, whatever the launch's total; everything else as tuned."""
+    variant = registry.resolve("auto")
+    entry = tuning.lookup(variant.table, "sm_90", "float32")
+    lifted = registry.any_total(entry)
+    assert all("from_total_steps" not in lifted[kind] for kind in registry.LONG_KINDS if kind in lifted)
+    assert {kind: {k: v for k, v in shape.items() if k != "from_total_steps"} for kind, shape in entry.items()} == lifted
+    assert "from_total_steps" in entry["long"]  # the tuned entry itself is left alone
+    for blelloch_entry in registry.resolve("blelloch").table.values():
+        assert registry.any_total(blelloch_entry) == blelloch_entry

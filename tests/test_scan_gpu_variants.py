@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _gpu import FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, regime, scan_and_check, torch
+from _gpu import (FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, regime, scan_and_check, torch,
+                  without_large)
 from rtscan import registry
 
 pytestmark = pytest.mark.gpu
@@ -70,15 +71,12 @@ def test_long_shape_below_a_large_one(rng, monkeypatch, length, mode):
     """The tuned long shape runs launches between its own from_total_steps and the large shape's;
     with every threshold lifted (conftest.py) the large shape takes its lengths, so here the large
     shape is taken out of the table, which leaves the long one as tuned."""
-    from rtscan import _kernels, tuning
+    from rtscan import _kernels
 
     variant, arch = registry.resolve("auto"), _kernels.device_arch(0)
-    entry = tuning.lookup(variant.table, arch, "float32")
-    if "large" not in entry:
-        pytest.skip(f"the tuning for {arch} has no large shape")
     large = variant.launch_shape(arch, "float32", 4, 2**40)
-    key = next(k for k, e in variant.table.items() if e is entry)
-    monkeypatch.setitem(variant.table, key, {k: e for k, e in entry.items() if k != "large"})
+    if "large" not in without_large(monkeypatch, variant, arch):
+        pytest.skip(f"the tuning for {arch} has no large shape")
     assert variant.launch_shape(arch, "float32", 4, length) != large
     run(rng, variant.name, mode, length)
 
