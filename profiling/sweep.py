@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime
 import json
 import re
@@ -63,8 +64,12 @@ def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
 def check_template_fields(variant, fields: dict, tuned: dict) -> None:
     """Refuse a candidate that sets a field the variant's kernel template does not take to anything
     but its tuned value: the host would plan tiles for a shape the kernel does not run."""
+    from rtscan.registry import LaunchShape
+
+    # A field an entry leaves out takes LaunchShape's default (no protocol warp).
+    defaults = {f.name: f.default for f in dataclasses.fields(LaunchShape) if f.default is not dataclasses.MISSING}
     for name, value in fields.items():
-        expected = tuned.get(name, 0 if name == "protocol_warp" else value)  # an entry without it has none
+        expected = tuned.get(name, defaults.get(name, value))
         if name not in variant.arguments and expected != value:
             raise ValueError(f"{variant.name}'s kernel takes no {name} (tuned {expected}); a shape asks {value}")
 
