@@ -12,7 +12,9 @@
 // waits costs no issue slots, and the tile bytes an SM holds while its blocks wait in the
 // look-back bound the rate (profiling/PREDICTIONS.md, P1-P6), so both stores are used. The scan
 // reads the steps twice, once to build each lane's map and once, after the carry is known, to
-// run the recurrence and write h.
+// run the recurrence and write h. On the 16-byte path a lane's copies land in up to four groups,
+// and the first pass scans each group as soon as it has landed (P38: on an H200, 2^28 gained 8 %
+// and 64 x 65536 6 %, profiling/results/h200/p38-ab-2026-11-30b.txt).
 //
 // Who runs the look-back (PROTOCOL_WARP). With 0, warp 0 holds steps and runs it, and the second
 // pass recomputes each chunk's warp scan after the carry is known. With 1, the block has one more
@@ -49,6 +51,9 @@
 #include "warp_scan.cuh"
 
 namespace rtscan {
+
+// Copy groups a lane's staged chunks are split into (at most 4: wait_for_staged_groups' range).
+constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
           int SEGMENT, int PROTOCOL_WARP>
@@ -105,6 +110,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const int warp_first = warp_span_start<ITEMS>(int(warp));
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
+    // Staged chunk c belongs to copy group stage_group(c), 0 .. STAGE_GROUPS_USED - 1, in order. The
+    // scalar path waits for all its copies at once: with groups, ptxas spilled the short shape.
+    constexpr int STAGED_CHUNKS = CHUNKS - REGISTER_CHUNKS > 0 ? CHUNKS - REGISTER_CHUNKS : 1;
+    constexpr int STAGE_GROUPS_USED = VEC == 1 ? 1 : STAGED_CHUNKS < STAGE_GROUPS ? STAGED_CHUNKS : STAGE_GROUPS;
+    auto stage_group = [&](int c) { return (c - REGISTER_CHUNKS) * STAGE_GROUPS_USED / STAGED_CHUNKS; };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
@@ -133,21 +143,30 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     if (holds_steps) {
+        // Steps are requested in the order the first pass uses them: the register chunks, then the
+        // staged chunks in STAGE_GROUPS groups, so that the scan of a group's chunks starts once that
+        // group has landed, while later groups are still on their way.
+#pragma unroll
+        for (int c = 0; c < REGISTER_CHUNKS; ++c)
+            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                            held[c]);
 #pragma unroll
         for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
             const int first = first_step<VEC>(warp_first, c, int(lane));
             stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
             stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
+            if (STAGE_GROUPS_USED > 1 && (c + 1 == CHUNKS || stage_group(c + 1) != stage_group(c)))
+                commit_staged_group();
         }
-#pragma unroll
-        for (int c = 0; c < REGISTER_CHUNKS; ++c)
-            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
-                            held[c]);
-        wait_for_staged_steps();  // each lane reads back only what it copied itself: no barrier needed
+        if (STAGE_GROUPS_USED == 1) wait_for_staged_steps();  // each lane reads back only its own copies
 
         Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
+            // Each lane reads back only what it copied itself: its own wait is all the ordering needed.
+            if (STAGE_GROUPS_USED > 1 && c >= REGISTER_CHUNKS &&
+                (c == REGISTER_CHUNKS || stage_group(c) != stage_group(c - 1)))
+                wait_for_staged_groups(STAGE_GROUPS_USED - 1 - stage_group(c));
             Affine<float> maps[VEC];
             chunk_maps(c, maps);
             const Affine<float> prefix = chunk_prefix(maps, warp_running);

@@ -34,6 +34,23 @@ __device__ __forceinline__ void wait_for_staged_steps() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
+// Closes the group of this thread's copies issued since the last one (cp.async.commit_group).
+__device__ __forceinline__ void commit_staged_group() {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most `pending` (0-3) of this thread's committed groups are still in flight; any
+// other count waits for all. The count must be an immediate, hence one case per value: callers
+// pass a constant of an unrolled loop, and all but one case fold away.
+__device__ __forceinline__ void wait_for_staged_groups(int pending) {
+    switch (pending) {
+        case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+        case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+        case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+        default: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    }
+}
+
 // The staged maps of one lane's VEC steps from its slots; identity past the end of the sequence.
 template <int VEC>
 __device__ __forceinline__ void read_staged(const float* slot_a, const float* slot_b, int first, int valid,

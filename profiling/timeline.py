@@ -1,11 +1,12 @@
 """Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
-steps on an H200) five times per tile: block start, thread 0's own copies landed, aggregate about
-to be published and carry known (lane 0 of the warp running the look-back), end (thread 0). The
-phases between them, the time from when every earlier tile's aggregate was out to the carry (the
-protocol's own delay), and how many blocks load or wait over time are printed; the raw stamps are
-saved as .npy.
+steps on an H200) five times per tile: block start, thread 0's first pass done (its copies landed
+and its chunks scanned, which overlap on the 16-byte path: P38), aggregate about to be published
+and carry known (lane 0 of the warp running the look-back), end (thread 0). The phases between
+them, the time from when every earlier tile's aggregate was out to the carry (the protocol's own
+delay), and how many blocks load (or scan what landed) or wait over time are printed; the raw
+stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
@@ -24,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))  # sweep.py beside this script, also under python -P
 from sweep import format_shape, parse_shape  # noqa: E402
 
-STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, own copies landed
+STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, thread 0's first pass done
 PERCENTILES = (5, 25, 50, 75, 95, 99)
 
 # (anchor in lookback.cu, text put in its place): each anchor must occur exactly once.
@@ -39,10 +40,11 @@ _EDITS = (
      "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
      "              long long num_tiles, unsigned long long* times) {\n"
      "    const unsigned long long started = stamp();"),
-    ("    wait_for_staged_steps();",
-     "    wait_for_staged_steps();\n    if (threadIdx.x == 0) {\n        unsigned sm;\n"
-     "        asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n        times[tile * 6 + 0] = started;\n"
-     "        times[tile * 6 + 4] = sm;\n        times[tile * 6 + 5] = stamp();\n    }"),
+    ("        if (lane == 0) shared_warp_prefix[warp] = warp_running;",
+     "        if (lane == 0) shared_warp_prefix[warp] = warp_running;\n        if (threadIdx.x == 0) {\n"
+     "            unsigned sm;\n            asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n"
+     "            times[tile * 6 + 0] = started;\n            times[tile * 6 + 4] = sm;\n"
+     "            times[tile * 6 + 5] = stamp();\n        }"),
     ("        SegmentPrefix segment_held;",
      "        if (lane == 0) times[tile * 6 + 1] = stamp();\n        SegmentPrefix segment_held;"),
     ("        if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;",
@@ -105,7 +107,7 @@ def analyse(stamps: np.ndarray) -> list[str]:
     """Where the time went, as lines of text (microseconds; tile 0, which never waits, left out)."""
     stamps = stamps[1:].astype(np.int64)
     origin = stamps[:, 0].min()
-    start, aggregate, carry, end, landed = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5))
+    start, aggregate, carry, end, scanned = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5))
     all_earlier_out = np.maximum.accumulate(aggregate)
 
     def row(name, values):
@@ -113,17 +115,17 @@ def analyse(stamps: np.ndarray) -> list[str]:
 
     span = end.max() / 1e3
     lines = [f"{len(stamps) + 1} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
-             row("load (own copies landed - start)", landed - start),
-             row("local scan (aggregate - landed)", aggregate - landed),
+             row("load and first pass (own done - start)", scanned - start),
+             row("block scan (aggregate - own done)", aggregate - scanned),
              row("wait (carry - aggregate)", carry - aggregate),
              row("  of it: earlier aggregates later", np.maximum(all_earlier_out - aggregate, 0)),
              row("  of it: protocol (carry - all out)", carry - all_earlier_out),
              row("finish (end - carry)", end - carry),
              row("lifetime (end - start)", end - start)]
     grid = np.linspace(0, end.max(), 12)[1:-1]
-    loading = [int(np.sum((start <= g) & (landed > g))) for g in grid]
+    loading = [int(np.sum((start <= g) & (scanned > g))) for g in grid]
     waiting = [int(np.sum((aggregate <= g) & (carry > g))) for g in grid]
-    lines += [f"  blocks loading, at 10 moments: {loading}", f"  blocks waiting, at the same moments: {waiting}"]
+    lines += [f"  blocks loading or scanning, at 10 moments: {loading}", f"  blocks waiting, at the same moments: {waiting}"]
     return lines
 
 

@@ -31,14 +31,14 @@ def test_instrument_refuses_a_moved_anchor(timeline):
 
 
 def test_analysis_of_known_stamps(timeline):
-    # Tile t starts at t us, its copies land 1 us later, its aggregate 2 us later, its carry
+    # Tile t starts at t us, thread 0's first pass is done 1 us later, its aggregate 2 us later, its carry
     # 5 us later, and it ends 6 us after starting.
     tiles = 100
     start = np.arange(tiles) * 1000
     stamps = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(tiles), start + 1000], axis=1)
     lines = timeline.analyse(stamps.astype(np.int64))
     values = {line[:40].strip(): line.split()[-6:] for line in lines[1:8]}
-    assert values["load (own copies landed - start)"] == ["1.00"] * 6
+    assert values["load and first pass (own done - start)"] == ["1.00"] * 6
     assert values["wait (carry - aggregate)"] == ["3.00"] * 6
     assert values["of it: protocol (carry - all out)"] == ["3.00"] * 6
     assert values["lifetime (end - start)"] == ["6.00"] * 6
