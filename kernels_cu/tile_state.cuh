@@ -118,16 +118,6 @@ __device__ __forceinline__ unsigned fetch_add_acq_rel_gpu(unsigned* address, uns
     return old;
 }
 
-// Contract: fence.acq_rel.gpu, for the one place where a descriptor word must also order other
-// memory (lookahead.cu: a tile's steps are read by two blocks and may be overwritten by the
-// second, when out is a or b). Release pattern: this fence, then a relaxed store; acquire
-// pattern: a relaxed load, then this fence. When the load observes the store, every access
-// ordered before the release fence (by this thread, or by its block through a barrier before it)
-// happens-before every access ordered after the acquire fence (likewise).
-__device__ __forceinline__ void fence_acq_rel_gpu() {
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
-
 // ---- descriptor words --------------------------------------------------------------------------
 
 __device__ __forceinline__ word64 pack_word(unsigned generation, float value) {
@@ -255,18 +245,6 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
     }
 }
 
-// An entry's aggregate, once both its words carry this launch's generation. Polled flat out:
-// sleeping between polls made no difference (PREDICTIONS.md, P5).
-__device__ __forceinline__ Affine<float> wait_for_aggregate(const Descriptors& level, long long entry,
-                                                            unsigned generation) {
-    word64 a, b;
-    do {  // two independent loads per try; each word carries its own generation
-        a = load_relaxed_gpu(level.aggregate_a + entry);
-        b = load_relaxed_gpu(level.aggregate_b + entry);
-    } while (word_tag(a) != generation || word_tag(b) != generation);
-    return {word_value(a), word_value(b)};
-}
-
 // What a tile takes from its segment: the composed maps of the segment's tiles before it, and
 // through it (the segment's aggregate when the tile is the segment's last).
 struct SegmentPrefix {
@@ -284,7 +262,14 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     const int lane = threadIdx.x & 31;
     Affine<float> map = affine_identity<float>();
     if (lane < position) {
-        map = wait_for_aggregate(tiles, tile - position + lane, generation);
+        const long long mate = tile - position + lane;
+        word64 a, b;
+        // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
+        do {  // two independent loads per try; each word carries its own generation
+            a = load_relaxed_gpu(tiles.aggregate_a + mate);
+            b = load_relaxed_gpu(tiles.aggregate_b + mate);
+        } while (word_tag(a) != generation || word_tag(b) != generation);
+        map = {word_value(a), word_value(b)};
     } else if (lane == position) {
         map = own;
     }
@@ -330,55 +315,6 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     if (lane == 0 && has_successor && ends_segment)
         publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
     return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);
-}
-
-// The look-ahead scan's side of the protocol (lookahead.cu), where a tile's map is published long
-// before its carry is wanted: tile_carry cut in two, with the same maps, warp scans and fmas, so
-// the same bits. Both are called by the 32 lanes of one warp, for the tile at `chunk` in sequence
-// `seq`.
-//
-// publish_segment_end: once the tile's own map `tile_map` is published (publish_aggregate, by the
-// caller, as soon as it is known) and if the tile ends a segment after its sequence's first, the
-// segment's aggregate, from its mates' (earlier tickets: published or about to be).
-template <int SEGMENT = SEGMENT_TILES>
-__device__ __forceinline__ void publish_segment_end(const TileWorkspace& ws, long long tile, long long seq,
-                                                    long long chunk, long long tiles_per_seq, unsigned generation,
-                                                    Affine<float> tile_map) {
-    const int position = place_in_segment<SEGMENT>(chunk);
-    const long long segment_position = segment_of<SEGMENT>(chunk);
-    if (chunk + 1 >= tiles_per_seq || position != SEGMENT - 1 || segment_position == 0) return;  // warp-uniform
-    perturb(tile, 3);
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0)
-        publish_aggregate(ws.segments(), seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position,
-                          generation, prefix.through);
-}
-
-// lookahead_carry: the state just before the tile (on lane 0), from published words only: its
-// mates' aggregates, its own, and the look-back over segments. Its own map, published by the
-// block that reduced it after a release fence, is always awaited and followed by an acquire fence:
-// that block's reads of the tile's steps then happen-before this block's writes of h, which may
-// overwrite them (out may be a or b).
-template <int DEPTH, int SEGMENT = SEGMENT_TILES>
-__device__ __forceinline__ float lookahead_carry(const TileWorkspace& ws, const float* __restrict__ h0,
-                                                 long long tile, long long seq, long long chunk,
-                                                 long long tiles_per_seq, unsigned generation) {
-    const int position = place_in_segment<SEGMENT>(chunk);
-    const long long segment_position = segment_of<SEGMENT>(chunk);
-    const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
-    const bool publishes_end = chunk + 1 < tiles_per_seq && position == SEGMENT - 1;
-    perturb(tile, 4);
-    const Affine<float> own = wait_for_aggregate(ws.tiles(), tile, generation);
-    fence_acq_rel_gpu();
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, own, generation);
-    float segment_carry;  // the state just before this segment
-    if (segment_position == 0)
-        segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-    else
-        segment_carry = lookback_carry<DEPTH>(ws.segments(), segment, segment_position, generation);
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0 && publishes_end)
-        publish_inclusive(ws.segments(), segment, generation, apply(prefix.through, segment_carry));
-    return position == 0 ? segment_carry : apply(prefix.before, segment_carry);
 }
 
 // Called by one thread when its block starts: draws the block's tile ticket and reads the

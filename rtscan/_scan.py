@@ -134,7 +134,6 @@ class _Prepared(NamedTuple):
     plan: _layout.Plan
     tiles_per_seq: int
     num_tiles: int
-    blocks: int                 # grid of a single-pass launch (LaunchShape.blocks)
     shared_bytes: int           # dynamic shared memory of each launch
 
 
@@ -165,11 +164,10 @@ def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
     shape = chosen.launch_shape(arch, va.dtype, _vector_width(plan, aligned), plan.length, plan.num_seqs)
     tiles_per_seq = -(-plan.length // shape.tile)
     num_tiles = tiles_per_seq * plan.num_seqs
-    blocks = shape.blocks(num_tiles, tiles_per_seq)
-    if blocks > _MAX_GRID:
-        raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {blocks} blocks for tiles of "
-                         f"{shape.tile}, more than one launch can hold ({_MAX_GRID})")
-    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, blocks, chosen.shared_bytes(shape))
+    if num_tiles > _MAX_GRID:
+        raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
+                         f"more than one launch can hold ({_MAX_GRID})")
+    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, chosen.shared_bytes(shape))
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -219,7 +217,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     arguments.layout = prepared.plan.layout
     arguments.workspace = workspace
     arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, prepared.blocks, shape.threads, prepared.shared_bytes, stream_handle, params_address)
+    _driver.launch(function, num_tiles, shape.threads, prepared.shared_bytes, stream_handle, params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share

@@ -20,8 +20,6 @@ class LaunchShape:
     walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk)
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
-    run: int = 0  # lookahead.cu: consecutive steps per lane per chunk (0 elsewhere: not a template argument)
-    lag_tiles: int = 0  # lookahead.cu: tickets between reducing a tile and scanning it (0 elsewhere)
 
     @property
     def tile(self) -> int:
@@ -31,11 +29,6 @@ class LaunchShape:
     def threads(self) -> int:
         """Threads a block launches: those holding steps, and the protocol warp if any."""
         return self.block_threads + 32 * self.protocol_warp
-
-    def blocks(self, num_tiles: int, tiles_per_seq: int) -> int:
-        """Blocks one launch runs: one per tile, and with a lag, that many more, which only scan
-        (rows of one tile have no lag: lookahead.cu)."""
-        return num_tiles + (self.lag_tiles if tiles_per_seq > 1 else 0)
 
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
@@ -74,11 +67,11 @@ def any_total(entry: dict) -> dict:
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form."""
-    if entry["items"] % 4 or entry["register_items"] % 4 or entry.get("run", 0) % 4:
+    if entry["items"] % 4 or entry["register_items"] % 4:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
-                       entry.get("protocol_warp", 0), entry.get("run", 0), entry.get("lag_tiles", 0))
+                       entry.get("protocol_warp", 0))
 
 
 @dataclass(frozen=True)
@@ -182,19 +175,6 @@ VARIANTS = {
                                "cp.async and registers, scanned in registers; two-level look-back over segments "
                                "of 32 tiles read by a warp, in the large shape a warp of its own while the others "
                                "prepare each step's map for the wait's end", tuning.LOOKBACK_REGS),
-    "lookahead": Variant(
-        name="lookahead",
-        source="lookahead.cu",
-        template="rtscan::lookahead_scan",
-        description="single-pass look-ahead: each block reduces one tile, publishing its map, then scans the tile "
-                    "LAG tickets older, whose steps it reads again from L2 and whose predecessors' maps are out by "
-                    "then; two-level look-back over segments of 32 tiles",
-        passes=1,
-        table=tuning.LOOKAHEAD,
-        arguments=("block_threads", "items", "vec", "run", "min_blocks", "lookback_depth", "lag_tiles"),
-        dynamic_shared=no_dynamic_shared,
-        device_traffic="3 * itemsize (read a, read b, write h; a and b read a second time, from L2)",
-    ),
     "hillis_steele": Variant(
         name="hillis_steele",
         source="hillis_steele.cu",

@@ -72,18 +72,6 @@ LOOKBACK_SERIAL = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=
 LOOKBACK_WARP = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=32) for kind in ("long", "short")}}
 
 
-# The look-ahead scan (kernels_cu/lookahead.cu): each block reduces one tile and scans the one
-# lag_tiles tickets older, reading it again from L2. Not measured yet (P40): spill-free by ptxas on
-# sm_90 (256 x 32 in runs of 8 at 126 registers; 256 x 16 in runs of 4 on the scalar path at 122).
-# lag_tiles 256 keeps 256 * 8192 * 8 bytes = 16 MB waiting in L2 (50 MB on an H200).
-_LOOKAHEAD_SHAPE = {"block_threads": 256, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
-                    "walk_lanes": 32, "segment_tiles": 32, "source": "not measured: spill-free by ptxas on sm_90"}
-LOOKAHEAD = {("sm_80", "float32"): {
-    "long": dict(_LOOKAHEAD_SHAPE, items=32, run=8, lag_tiles=256),
-    "short": dict(_LOOKAHEAD_SHAPE, items=16, run=4, lag_tiles=256),
-}}
-
-
 # Hillis-Steele, register-resident: one step per thread, log-step scans across the tile, tiles
 # joined by lookback_regs' two-level look-back. Not measured; min_blocks 3 at 512 threads caps it at
 # 40 registers, spill-free on sm_80-sm_100 (ptxas, tests/test_hillis_steele_mirror.py).
