@@ -23,9 +23,10 @@
 // carry is known a step is one fma and a store. None of that rewriting needs the carry, and it
 // starts only after the tile's aggregate is out (P13 did it before, and lost). On an H200 it
 // mostly freed registers for a larger tile: 352 x 56 with it ran 2^28 at 0.75-0.77 of copy against
-// 0.70 (P35, P36; profiling/results/h200/bench-2026-11-30m.txt and -n.txt). It does not pay where
-// the carry is known at once (rows of one tile), cost a quarter on the scalar path, and lost on
-// 64 x 65536 (5 % at 384 x 44, 12 % at 352 x 56): those shapes keep 0 (tuning.py).
+// 0.70 (P35, P36; profiling/results/h200/bench-2026-11-30m.txt and -n.txt). Once the first pass
+// overlapped the copies (P38), 352 x 48 with it also won from 2^21 steps and on 64 x 65536 (P42).
+// It does not pay where the carry is known at once (rows of one tile) and cost a quarter on the
+// scalar path: those shapes keep 0 (tuning.py).
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +

@@ -17,8 +17,8 @@ from .errors import UnsupportedError
 #            bytes per SM as shared memory and registers allow, because the look-back's waiting
 #            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
 #   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
-#            shape that loses on smaller launches wins (tried before "long"); on sm_90 the shape
-#            with a protocol warp (P35, P36);
+#            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
+#            two tiles with a protocol warp (P36, P39, P42);
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
@@ -46,16 +46,18 @@ LOOKBACK_REGS = {
                       "sweep-p36-regs-*.json), 80 registers, no spills (results/h200/ptxas-2026-11-30.txt). "
                       "From 2^25 steps in all: at 2^24 it lost to 384x44r12b2 (0.592-0.600 against "
                       "0.605-0.608) and on 64 x 65536 (0.574 against 0.655, results/h200/shapes-2026-11-30l.txt "
-                      "and shapes-2026-11-30k.txt); 2^25 was not measured",
+                      "and shapes-2026-11-30k.txt); at 2^25, measured after P38: 0.724 against 0.712 for "
+                      "352x48r16b2p1 and 0.644 for 384x44r12b2 (results/h200/p42-sweep-2026-11-30.txt)",
         },
         "long": {
-            "block_threads": 384, "items": 44, "min_blocks": 2, "lookback_depth": 1, "register_items": 12,
-            "walk_lanes": 32, "segment_tiles": 32, "from_total_steps": 1 << 21,
-            "source": "sweep.py on an H200, 2026-11-30, profiling/results/h200/sweep-2026-11-30d.csv: fastest "
-                      "of the 6 long shapes at 2^21-2^26 (2^24: 0.609 of copy against 0.572 for 384x48r16b2, "
-                      "the shape of sweep-2026-11-30c.csv), 0.704 at 2^28 against 0.707, and no spills; from "
-                      "2^21 steps in all: the short shape (256x16) ran 2^20 at 0.309 and 2^21 at 0.274, this "
-                      "one 0.231 and 0.320",
+            "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
+            "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 21,
+            "source": "sweep.py on an H200, 2026-11-30, after P38 (profiling/results/h200/p42-sweep-2026-11-30.txt; "
+                      "sweep-p42-s1-2026-11-30.json, sweep-p42-s64-2026-11-30.json): fastest at 2^21-2^24 of 5 "
+                      "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "
+                      "384x44r12b2, the long shape before it) and of 7 shapes on 64 x 65536 (0.758 against "
+                      "0.690); 80 registers, no spills; from 2^21 steps in all: the short shape (256x16) ran 2^20 "
+                      "at 0.309 and 2^21 at 0.274 (sweep-2026-11-30d.csv), this one 2^21 at 0.375",
         },
         "short": _SHORT_SM90,
     },

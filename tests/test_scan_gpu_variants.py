@@ -56,7 +56,7 @@ def test_variant_against_reference(rng, name, length, mode):
 
 def shadowed_long_lengths() -> list[int]:
     """Lengths around the tile and segment edges of each tuned long shape that a large shape
-    shadows under conftest.py's fixture (sm_90: 384 x 44 below 352 x 56)."""
+    shadows under conftest.py's fixture (sm_90: 352 x 48 below 352 x 56)."""
     lengths = set()
     for entry in registry.resolve("auto").table.values():
         if "large" in entry:

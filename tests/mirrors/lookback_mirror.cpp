@@ -84,14 +84,16 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 }  // namespace
 
 // Launch shapes the tests use: 0 and 1 are the sm_90 short shape (VEC 4 and 1), 5 its long shape
-// (where the steps are held does not change the arithmetic, so register_items has no twin); 2 and
+// before P42 (where the steps are held does not change the arithmetic, so register_items has no
+// twin); 2 and
 // 3 are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span many tiles; 4
 // has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
 // look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
 // per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9 the
 // same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
 // sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
-// run past the sequence's end in the middle of a chunk).
+// run past the sequence's end in the middle of a chunk). 12 is the sm_90 long shape, which has a
+// protocol warp too.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -108,6 +110,7 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 9: mirror_scan<256, 1, 1, 1, 32, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 10: mirror_scan<352, 56, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 11: mirror_scan<64, 8, 1, 2, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 12: mirror_scan<352, 48, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
