@@ -14,7 +14,7 @@ from .errors import DriverError, NoDeviceError
 _lock = threading.Lock()
 _driver: Any = None          # the cuda.bindings.driver module once cuInit succeeded
 _startup_failure: str | None = None
-_primary_contexts: dict[int, Any] = {}
+_primary_contexts: dict[int, tuple[Any, int]] = {}  # device -> (primary context, its address)
 
 
 def _load() -> Any:
@@ -87,15 +87,24 @@ def make_current(device: int) -> None:
     drv = _load()
     context = _primary_contexts.get(device)
     if context is None:
-        with _lock:
-            context = _primary_contexts.get(device)
-            if context is None:
-                handle = call("cuDeviceGet", drv.cuDeviceGet(device))
-                context = call("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(handle))
-                _primary_contexts[device] = context
-    current = call("cuCtxGetCurrent", drv.cuCtxGetCurrent())
-    if current is None or int(current) != int(context):
-        call("cuCtxSetCurrent", drv.cuCtxSetCurrent(context))
+        context = _retain_primary_context(drv, device)
+    err, current = drv.cuCtxGetCurrent()
+    if err:
+        call("cuCtxGetCurrent", (err,))
+    if current is None or int(current) != context[1]:
+        call("cuCtxSetCurrent", drv.cuCtxSetCurrent(context[0]))
+
+
+def _retain_primary_context(drv: Any, device: int) -> tuple[Any, int]:
+    """(the context, its address as an int), kept per device: make_current compares the current
+    context with it on every call."""
+    with _lock:
+        context = _primary_contexts.get(device)
+        if context is None:
+            handle = call("cuDeviceGet", drv.cuDeviceGet(device))
+            retained = call("cuDevicePrimaryCtxRetain", drv.cuDevicePrimaryCtxRetain(handle))
+            context = _primary_contexts[device] = (retained, int(retained))
+    return context
 
 
 def device_attribute(device: int, attribute: str) -> int:
@@ -145,8 +154,10 @@ def resident_blocks_per_sm(function: Any, block: int, shared_bytes: int) -> int:
 
 def launch(function: Any, grid: int, block: int, shared_bytes: int, stream: int, params_address: int) -> None:
     drv = _load()
-    call("cuLaunchKernel",
-         drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address, 0))
+    # Checked inline rather than through call(): one launch per small scan, where each Python call counts.
+    result = drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address, 0)
+    if result[0]:
+        call("cuLaunchKernel", result)
 
 
 def alloc(nbytes: int) -> int:
