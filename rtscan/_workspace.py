@@ -15,6 +15,7 @@ memory they outgrow is kept, not freed.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -44,6 +45,12 @@ class Workspace:
     pointer: int
     capacity: int  # tiles for a look-back workspace, bytes for scratch
 
+    @functools.cached_property
+    def kernel_argument(self) -> TileWorkspace:
+        """A look-back workspace as the kernels take it, built once and handed to every launch
+        (shared: never modified)."""
+        return TileWorkspace(self.pointer, self.capacity)
+
 
 _lock = threading.Lock()
 _workspaces: dict[tuple, Workspace] = {}
@@ -70,8 +77,10 @@ def _at_least(table: dict, key: tuple, needed: int, grow) -> Workspace:
 def acquire(device: int, stream: int, tiles: int) -> TileWorkspace:
     """A workspace for `tiles` tiles on this stream; grows (geometrically) when too small."""
     key = _key(device, stream)
-    workspace = _at_least(_workspaces, key, tiles, lambda old: _grow(key, old, stream, tiles))
-    return TileWorkspace(workspace.pointer, workspace.capacity)
+    workspace = _workspaces.get(key)
+    if workspace is None or workspace.capacity < tiles:  # tested here too: a hit builds no closure
+        workspace = _at_least(_workspaces, key, tiles, lambda old: _grow(key, old, stream, tiles))
+    return workspace.kernel_argument
 
 
 def _grow(key: tuple, old: Workspace | None, stream: int, tiles: int) -> Workspace:
