@@ -37,18 +37,26 @@ class ArrayView(NamedTuple):
 
     @property
     def size(self) -> int:
-        return _element_count(self.shape)
+        return element_count(self.shape)
 
     def extent_bytes(self) -> tuple[int, int]:
         """[first, last) byte addresses the view can touch; empty views touch nothing."""
-        low, high = _extent_elements(self.shape, self.strides)
-        if high < low:
-            return (self.pointer, self.pointer)
-        return (self.pointer + low * self.itemsize, self.pointer + (high + 1) * self.itemsize)
+        low, high = extent_offsets(self.shape, self.strides, self.dtype)
+        return (self.pointer + low, self.pointer + high)
+
+
+def extent_offsets(shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> tuple[int, int]:
+    """The [first, last) bytes a view of this layout can touch, counted from its element 0; (0, 0)
+    when it has no element."""
+    low, high = _extent_elements(shape, strides)
+    if high < low:
+        return (0, 0)
+    itemsize = _ITEMSIZE.get(dtype, 0)
+    return (low * itemsize, (high + 1) * itemsize)
 
 
 @functools.lru_cache(maxsize=256)
-def _element_count(shape: tuple[int, ...]) -> int:
+def element_count(shape: tuple[int, ...]) -> int:
     count = 1
     for extent in shape:
         count *= extent
@@ -58,7 +66,7 @@ def _element_count(shape: tuple[int, ...]) -> int:
 @functools.lru_cache(maxsize=256)
 def _extent_elements(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
     """The lowest and highest element offsets a view reaches; (0, -1) when it has no element."""
-    if _element_count(shape) == 0:
+    if element_count(shape) == 0:
         return (0, -1)
     low = high = 0
     for extent, stride in zip(shape, strides):
@@ -86,8 +94,9 @@ def _torch_view(name: str, tensor: Any, torch: Any) -> ArrayView:
     if tensor.requires_grad and torch.is_grad_enabled():
         raise InputError(f"{name} requires grad, and rtscan.scan has no autograd yet; pass {name}.detach() "
                          f"or call inside torch.no_grad()")
-    return ArrayView(tensor, "torch", tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()), dtype,
-                     tensor.get_device())
+    # tuple.__new__ skips the NamedTuple's Python-level __new__, half the cost of building a view.
+    return tuple.__new__(ArrayView, (tensor, "torch", tensor.data_ptr(), tuple(tensor.shape), tuple(tensor.stride()),
+                                     dtype, tensor.get_device(), None))
 
 
 def _cupy_view(name: str, array: Any) -> ArrayView:
@@ -206,8 +215,7 @@ def check_dtype(name: str, array: ArrayView) -> None:
 def empty_like(array: ArrayView) -> ArrayView:
     """A new uninitialised result of the input's own kind, keeping its layout where dense."""
     if array.kind == "torch":
-        import torch
-
+        torch = sys.modules["torch"]  # loaded, since a is a tensor; cheaper than an import statement per call
         return view("out", torch.empty_like(array.obj, memory_format=torch.preserve_format))
     if array.kind == "cupy":
         import cupy
@@ -219,17 +227,26 @@ def empty_like(array: ArrayView) -> ArrayView:
     raise InputTypeError(f"rtscan cannot allocate a result of the kind of a ({array.kind}); pass out=")
 
 
+_torch_current_stream: Any = None  # torch's current-stream getter, looked up on first use
+
+
+def _torch_stream_getter() -> Any:
+    """The raw handle without building a Stream object (what Triton's launcher reads too); the
+    public call where this private one is absent."""
+    global _torch_current_stream
+    if _torch_current_stream is None:
+        import torch
+
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _torch_current_stream = raw or (lambda device: torch.cuda.current_stream(device).cuda_stream)
+    return _torch_current_stream
+
+
 def default_stream(array: ArrayView) -> int:
     """The stream the input's framework is using now; the legacy default stream otherwise."""
     if array.kind == "torch":
-        import torch
-
-        # The raw handle without building a Stream object (what Triton's launcher reads too); the
-        # public call where this private one is absent.
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:
-            return int(raw(array.device))
-        return int(torch.cuda.current_stream(array.device).cuda_stream)
+        current_stream = _torch_current_stream or _torch_stream_getter()
+        return int(current_stream(array.device))
     if array.kind == "cupy":
         import cupy
 

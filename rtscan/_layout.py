@@ -45,6 +45,8 @@ class Plan:
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
+    if dim.__class__ is int and -ndim <= dim < ndim:  # the usual call, taken before the checks below
+        return dim % ndim
     if isinstance(dim, (bool, np.bool_)):
         raise InputTypeError("dim must be an int, got a bool")
     try:
