@@ -28,7 +28,7 @@ def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False
 
 def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
     chosen = registry.resolve(variant_name)
-    if not isinstance(reverse, (bool, np.bool_)):
+    if reverse.__class__ is not bool and not isinstance(reverse, np.bool_):
         raise InputTypeError(f"reverse must be a bool, got {type(reverse).__name__}")
     va, vb = _arrays.view("a", a), _arrays.view("b", b)
     _arrays.check_dtype("a", va)
@@ -36,11 +36,11 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
         raise InputTypeError(f"b has dtype {vb.dtype} but a has {va.dtype}; they must match")
     if vb.shape != va.shape:
         raise InputError(f"b has shape {vb.shape} but a has {va.shape}; they must match")
-    if (va.device is None) != (vb.device is None) or va.device != vb.device:
+    if va.device != vb.device:  # None (host memory) differs from every ordinal
         raise InputError(f"a and b must be on the same device, got {_where(va)} and {_where(vb)}")
     axis = _layout.normalize_dim(dim, len(va.shape))
     vh0 = _check_h0(h0, va, axis)
-    vout = _check_out(out, va) if out is not None else None
+    vout, addresses = _check_out(out, va) if out is not None else (None, None)
     stream_handle = _arrays.stream_handle(stream) if stream is not None else None
 
     if va.device is None:
@@ -50,8 +50,9 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
                          f"strides (make both contiguous)")
     if vout is None:
         vout = _arrays.empty_like(va)
-    _check_aliasing(vout, va, vb, vh0)
-    if va.size == 0:
+        addresses = _addresses(va.shape, va.strides, vout.strides, va.dtype)
+    _check_aliasing(vout, va, vb, vh0, addresses)
+    if addresses.size == 0:
         return vout.obj
     if stream_handle is None:
         stream_handle = _arrays.default_stream(va)
@@ -84,6 +85,7 @@ def _check_h0(h0, va, axis):
 
 
 def _check_out(out, va):
+    """out's view and the address facts of this call's layout (_addresses)."""
     vout = _arrays.view("out", out)
     if vout.dtype != va.dtype:
         raise InputTypeError(f"out has dtype {vout.dtype} but a has {va.dtype}; they must match")
@@ -93,13 +95,36 @@ def _check_out(out, va):
         raise InputError(f"out is in {_where(vout)} but a is in {_where(va)}")
     if va.device is None and not vout.obj.flags.writeable:
         raise InputError("out is a read-only NumPy array")
+    addresses = _addresses(va.shape, va.strides, vout.strides, va.dtype)
     # Every element of out must have its own address, or two steps would write one place.
-    if vout.size and _overlaps_itself(vout.shape, vout.strides):
+    if addresses.out_overlaps_itself:
         raise InputError(f"out has overlapping elements (strides {vout.strides}, shape {vout.shape})")
-    return vout
+    return vout, addresses
 
 
-@functools.lru_cache(maxsize=256)
+class _Addresses(NamedTuple):
+    """What the address checks need from a call's layout: byte offsets from element 0 of the
+    [first, last) bytes a view touches, as ArrayView.extent_bytes gives them ((0, 0): no element).
+    Cached per layout, so that a repeated layout costs only integer comparisons on new pointers."""
+
+    size: int                   # elements of a (and of b and out)
+    in_low: int                 # a's bytes (and b's, which must share its strides)
+    in_high: int
+    out_low: int
+    out_high: int
+    same_strides: bool          # out has a's strides
+    out_overlaps_itself: bool
+
+
+@functools.lru_cache(maxsize=1024)
+def _addresses(shape: tuple[int, ...], strides: tuple[int, ...], out_strides: tuple[int, ...],
+               dtype: str) -> _Addresses:
+    size = _arrays.element_count(shape)
+    return _Addresses(size, *_arrays.extent_offsets(shape, strides, dtype),
+                      *_arrays.extent_offsets(shape, out_strides, dtype), strides == out_strides,
+                      size > 0 and _overlaps_itself(shape, out_strides))
+
+
 def _overlaps_itself(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """Whether two elements of a non-empty view share an address (axes sorted by stride, each must
     step past everything the smaller ones reach)."""
@@ -111,19 +136,21 @@ def _overlaps_itself(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return False
 
 
-def _check_aliasing(vout, va, vb, vh0):
+def _check_aliasing(vout, va, vb, vh0, addresses):
     """out may be a or b itself (each tile reads its steps before writing them), nothing in between;
     h0 is read by the first tile of each sequence while other tiles write out, so it never may.
     The check compares address ranges, so interleaved views that share no element are refused too."""
-    out_low, out_high = vout.extent_bytes()
-    for name, source in (("a", va), ("b", vb), ("h0", vh0)):
-        if source is None:
-            continue
-        low, high = source.extent_bytes()
-        same = name != "h0" and source.pointer == vout.pointer and source.strides == vout.strides
-        if not same and low < out_high and out_low < high:
-            exactly = "" if name == "h0" else f" or out={name} exactly"
-            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory{exactly}")
+    out_low, out_high = vout.pointer + addresses.out_low, vout.pointer + addresses.out_high
+    for name, source in (("a", va), ("b", vb)):
+        same = source.pointer == vout.pointer and addresses.same_strides
+        if (not same and source.pointer + addresses.in_low < out_high
+                and out_low < source.pointer + addresses.in_high):
+            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory "
+                             f"or out={name} exactly")
+    if vh0 is not None:
+        low, high = vh0.extent_bytes()
+        if low < out_high and out_low < high:
+            raise InputError("out overlaps h0 without being h0 itself; pass separate memory")
 
 
 class _Prepared(NamedTuple):
@@ -134,6 +161,7 @@ class _Prepared(NamedTuple):
     plan: _layout.Plan
     tiles_per_seq: int
     num_tiles: int
+    threads: int                # of each block (shape.threads)
     shared_bytes: int           # dynamic shared memory of each launch
 
 
@@ -167,7 +195,7 @@ def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, chosen.shared_bytes(shape))
+    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, shape.threads, chosen.shared_bytes(shape))
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -182,20 +210,42 @@ class _LookbackArguments(ctypes.Structure):
                 ("tiles_per_seq", ctypes.c_longlong), ("num_tiles", ctypes.c_longlong)]
 
 
+class _ArgumentBlock:
+    """One thread's kernel arguments and the address of its kernelParams array (pointers to each
+    field). cuLaunchKernel copies the values during the call, so one block per thread suffices, and
+    what a launch shares with this thread's previous one (its prepared layout, its workspace) need
+    not be copied in again: only a, b, out and h0 are written on every launch."""
+
+    def __init__(self) -> None:
+        self.arguments = _LookbackArguments()
+        base = ctypes.addressof(self.arguments)
+        self.params = (ctypes.c_void_p * len(_LookbackArguments._fields_))(
+            *(base + getattr(_LookbackArguments, name).offset for name, _ in _LookbackArguments._fields_))
+        self.params_address = ctypes.addressof(self.params)
+        self.prepared: _Prepared | None = None  # what the layout and tile counts were filled from
+        self.workspace: _workspace.TileWorkspace | None = None
+
+    def fill(self, va, vb, vh0, vout, prepared: _Prepared, workspace: _workspace.TileWorkspace) -> None:
+        arguments = self.arguments
+        arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
+        arguments.h0 = vh0.pointer if vh0 is not None else 0
+        if prepared is not self.prepared:
+            arguments.layout = prepared.plan.layout
+            arguments.tiles_per_seq, arguments.num_tiles = prepared.tiles_per_seq, prepared.num_tiles
+            self.prepared = prepared
+        if workspace is not self.workspace:  # acquire() hands out one object per allocation
+            arguments.workspace = workspace
+            self.workspace = workspace
+
+
 _thread_arguments = threading.local()
 
 
-def _lookback_arguments() -> tuple[_LookbackArguments, int]:
-    """This thread's argument block and the address of its kernelParams array (pointers to each
-    field). cuLaunchKernel copies the values during the call, so one block per thread suffices."""
+def _argument_block() -> _ArgumentBlock:
     block = getattr(_thread_arguments, "block", None)
     if block is None:
-        arguments = _LookbackArguments()
-        base = ctypes.addressof(arguments)
-        params = (ctypes.c_void_p * len(_LookbackArguments._fields_))(
-            *(base + getattr(_LookbackArguments, name).offset for name, _ in _LookbackArguments._fields_))
-        block = _thread_arguments.block = (arguments, params, ctypes.addressof(params))
-    return block[0], block[2]
+        block = _thread_arguments.block = _ArgumentBlock()
+    return block
 
 
 def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
@@ -203,21 +253,18 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     _driver.make_current(device)
     aligned = not (va.pointer | vb.pointer | vout.pointer) & 15
     prepared = _prepare(chosen, va, vout, axis, reverse, aligned, _kernels.device_arch(device))
-    shape, tiles_per_seq, num_tiles = prepared.shape, prepared.tiles_per_seq, prepared.num_tiles
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
         return
-    function = _kernels.function(device, chosen, shape)
+    function = _kernels.function(device, chosen, prepared.shape)
     # Descriptors are read and written only when a sequence spans several tiles.
-    workspace = _workspace.acquire(device, stream_handle, num_tiles if tiles_per_seq > 1 else 0)
+    workspace = _workspace.acquire(device, stream_handle,
+                                   prepared.num_tiles if prepared.tiles_per_seq > 1 else 0)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
-    arguments, params_address = _lookback_arguments()
-    arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
-    arguments.h0 = vh0.pointer if vh0 is not None else 0
-    arguments.layout = prepared.plan.layout
-    arguments.workspace = workspace
-    arguments.tiles_per_seq, arguments.num_tiles = tiles_per_seq, num_tiles
-    _driver.launch(function, num_tiles, shape.threads, prepared.shared_bytes, stream_handle, params_address)
+    block = _argument_block()
+    block.fill(va, vb, vh0, vout, prepared, workspace)
+    _driver.launch(function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream_handle,
+                   block.params_address)
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share
@@ -247,7 +294,7 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
     for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], shape.threads, prepared.shared_bytes,
+            _driver.launch(kernel, grids[pass_kernel.grid], prepared.threads, prepared.shared_bytes,
                            stream_handle, ctypes.addressof(pointers))
         finally:
             _nvtx.pop()

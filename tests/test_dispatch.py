@@ -7,6 +7,9 @@
 - The prepared launch of a layout is reused, but never across a replaced tuning entry or another
   alignment; the argument block handed to the driver holds this call's pointers and counts at the
   offsets the kernel reads them from; two threads' multi-pass calls never interleave their passes.
+- What is cached per layout (address extents, the prepared launch, the argument block's layout and
+  workspace) never answers for another call: new pointers in a layout seen before are checked for
+  overlap again, and the argument block follows every change of layout and workspace.
 """
 
 from __future__ import annotations
@@ -166,3 +169,71 @@ def test_two_threads_passes_do_not_interleave(recorder, monkeypatch):
     templates = [event[1] for event in recorder.events if event[0] == "launch"]
     passes = [k.template for k in registry.resolve("three_pass").pass_kernels]
     assert templates == passes * 4
+
+
+class DeviceArray:
+    """A float32 array in (pretend) device memory, read through __cuda_array_interface__."""
+
+    def __init__(self, pointer, shape, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (pointer, False),
+                                         "strides": None if strides is None else tuple(4 * s for s in strides),
+                                         "version": 3}
+
+
+@pytest.fixture
+def device_arrays(recorder, monkeypatch):
+    monkeypatch.setattr(_arrays, "_device_of_pointer", lambda name, pointer: 0)
+    return recorder
+
+
+def launches(recorder):
+    return [event for event in recorder.events if event[0] == "launch"]
+
+
+def test_a_repeated_layout_with_new_pointers_is_checked_again(device_arrays):
+    from rtscan import InputError, scan
+
+    base = 0x4000000
+    a, b = DeviceArray(base, (64,)), DeviceArray(base + 0x1000, (64,))
+    scan(a, b, out=DeviceArray(base + 0x2000, (64,)))
+    scan(a, b, out=a)  # out=a exactly is allowed
+    assert len(launches(device_arrays)) == 2
+    for shift in (4, -4, 252):  # the same layout, out now partly over a
+        with pytest.raises(InputError, match="^out overlaps a"):
+            scan(a, b, out=DeviceArray(base + shift, (64,)))
+    with pytest.raises(InputError, match="^out overlaps b"):
+        scan(a, b, out=DeviceArray(base + 0x1000 + 8, (64,)))
+    with pytest.raises(InputError, match="^out overlaps h0"):
+        scan(a, b, h0=DeviceArray(base + 0x2000 + 4, ()), out=DeviceArray(base + 0x2000, (64,)))
+    # The same pointer as a, but every other element of 128: a layout of its own, and refused.
+    with pytest.raises(InputError, match="^out overlaps a"):
+        scan(a, b, out=DeviceArray(base, (64,), strides=(2,)))
+    # out's elements must be distinct in every layout, whatever was checked before.
+    with pytest.raises(InputError, match="^out has overlapping elements"):
+        scan(a, b, out=DeviceArray(base + 0x2000, (64,), strides=(0,)))
+    scan(a, b, out=DeviceArray(base + 0x2000 + 256, (64,)))  # just past a's end: fine again
+    assert len(launches(device_arrays)) == 3
+
+
+def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
+    import ctypes
+
+    def block_values():
+        pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
+        layout = _layout.SeqLayout.from_address(pointers[4])
+        workspace = _workspace.TileWorkspace.from_address(pointers[5])
+        counts = [ctypes.c_longlong.from_address(pointers[i]).value for i in (6, 7)]
+        return (layout.length, layout.num_seqs), workspace.ticket, workspace.capacity, counts
+
+    seen = []
+    for shape in [(2, 5000), (3, 70000), (2, 5000), (1024, 10000), (2, 5000)]:
+        launch("lookback_regs", shape)
+        (length, num_seqs), ticket, capacity, (tiles_per_seq, num_tiles) = block_values()
+        tile = recorder.shape.tile
+        assert (num_seqs, length) == shape
+        assert (tiles_per_seq, num_tiles) == (-(-length // tile), num_seqs * -(-length // tile))
+        workspace = _workspace._workspaces[_workspace._key(0, 5)]
+        assert (ticket, capacity) == (workspace.pointer, workspace.capacity)
+        seen.append((ticket, capacity))
+    # (1024, 10000) grew the workspace: the last call, of a layout the block held before, has the new one.
+    assert seen[0] == seen[2] != seen[3] == seen[4] and seen[4][1] > _workspace.MIN_CAPACITY
