@@ -28,11 +28,12 @@ from sweep import format_shape, parse_shape  # noqa: E402
 STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, thread 0's first pass done
 PERCENTILES = (5, 25, 50, 75, 95, 99)
 
+STAMP_HELPER = ("__device__ __forceinline__ unsigned long long stamp() {\n    unsigned long long t;\n"
+                "    asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n    return t;\n}\n")
+
 # (anchor in lookback.cu, text put in its place): each anchor must occur exactly once.
 _EDITS = (
-    ("namespace rtscan {\n",
-     "namespace rtscan {\n__device__ __forceinline__ unsigned long long stamp() {\n"
-     "    unsigned long long t;\n    asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(t));\n    return t;\n}\n"),
+    ("namespace rtscan {\n", "namespace rtscan {\n" + STAMP_HELPER),
     ("lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,\n"
      "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
      "              long long num_tiles) {",
@@ -65,8 +66,11 @@ def instrument(text: str) -> str:
     return text
 
 
-def capture(shape_text: str, log2: int) -> np.ndarray:
-    """Stamps of every tile of one sequence of 2^log2 steps (int64, tiles x STAMPS), third launch."""
+def capture(shape_text: str, log2: int, instrument=instrument,
+            extra_stamps: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Stamps of every tile of one sequence of 2^log2 steps, from the third launch: (tiles x STAMPS,
+    tiles x extra_stamps), int64. `instrument` makes the kernel's text from lookback.cu's; the
+    extra stamps are written past the first part of the buffer (profiling/protocol_timeline.py)."""
     from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace, registry
 
     variant = registry.resolve("lookback_regs")
@@ -87,7 +91,7 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
     a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
     a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
     b.fill(rng.standard_normal(n, dtype=np.float32), stream)
-    times = _bench.DeviceBuffer(2 * STAMPS * tiles)  # 64-bit stamps in a float32-counted buffer
+    times = _bench.DeviceBuffer(2 * (STAMPS + extra_stamps) * tiles)  # 64-bit stamps, float32-counted
     plan = _layout.plan((n,), (1,), (1,), 0, False)
     workspace = _workspace.acquire(0, stream, tiles)
     arguments = (ctypes.c_void_p(a.pointer), ctypes.c_void_p(b.pointer), ctypes.c_void_p(out.pointer),
@@ -96,11 +100,11 @@ def capture(shape_text: str, log2: int) -> np.ndarray:
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
         _driver.launch(function, tiles, shape.threads, shared_bytes, stream, ctypes.addressof(pointers))
-    stamps = np.empty((tiles, STAMPS), np.int64)
+    stamps = np.empty((STAMPS + extra_stamps) * tiles, np.int64)
     _driver.copy_to_host(stamps.ctypes.data, times.pointer, stamps.nbytes, stream)
     _driver.synchronize(stream)
     _driver.destroy_stream(stream)
-    return stamps
+    return stamps[:STAMPS * tiles].reshape(tiles, STAMPS), stamps[STAMPS * tiles:].reshape(tiles, extra_stamps)
 
 
 def analyse(stamps: np.ndarray) -> list[str]:
@@ -147,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
 
         entry = tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")
         args.shape = format_shape(entry.get("large", entry["long"]))
-    stamps = capture(args.shape, args.log2)
+    stamps, _ = capture(args.shape, args.log2)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         np.save(args.out / f"timeline-{args.shape}-2^{args.log2}.npy", stamps)
