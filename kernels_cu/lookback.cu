@@ -145,8 +145,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     if (holds_steps) {
         // Steps are requested in the order the first pass uses them: the register chunks, then the
-        // staged chunks in STAGE_GROUPS groups, so that the scan of a group's chunks starts once that
-        // group has landed, while later groups are still on their way.
+        // staged chunks in up to STAGE_GROUPS groups, so that the scan of a group's chunks starts
+        // once that group has landed, while later groups are still on their way. Each lane reads
+        // back only what it copied itself: its own waits are all the ordering needed. (The CPU
+        // mirror cannot check the group counts; the GPU tests do.)
 #pragma unroll
         for (int c = 0; c < REGISTER_CHUNKS; ++c)
             load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
@@ -159,12 +161,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             if (STAGE_GROUPS_USED > 1 && (c + 1 == CHUNKS || stage_group(c + 1) != stage_group(c)))
                 commit_staged_group();
         }
-        if (STAGE_GROUPS_USED == 1) wait_for_staged_steps();  // each lane reads back only its own copies
+        if (STAGE_GROUPS_USED == 1) wait_for_staged_steps();
 
         Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
-            // Each lane reads back only what it copied itself: its own wait is all the ordering needed.
             if (STAGE_GROUPS_USED > 1 && c >= REGISTER_CHUNKS &&
                 (c == REGISTER_CHUNKS || stage_group(c) != stage_group(c - 1)))
                 wait_for_staged_groups(STAGE_GROUPS_USED - 1 - stage_group(c));

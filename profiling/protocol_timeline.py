@@ -25,18 +25,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))  # timeline.py and sweep.py beside this script
 import timeline  # noqa: E402
 
-INSIDE_STAMPS = 2  # per tile: mates seen, look-back done (the `tile * 2` below)
+INSIDE_STAMPS = 2  # per tile: mates seen, look-back done
 
-# (anchor in tile_state.cuh, text put in its place): each anchor must occur exactly once.
+
+def _inside_stamp(k: int) -> str:
+    return f"    if (lane == 0) protocol_stamps[tile * {INSIDE_STAMPS} + {k}] = stamp();\n"
+
+
+_PREFIX = "    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);\n"
+_END_STATE = "    if (lane == 0 && has_successor && ends_segment)\n        publish_inclusive("
+# (anchor in tile_state.cuh, text put in its place): each anchor must occur exactly once. The stamp
+# helper is timeline.py's, which it otherwise adds to lookback.cu.
 _EDITS = (
-    ("namespace rtscan {\n",
-     "namespace rtscan {\n__device__ unsigned long long* protocol_stamps;  // set by each block's thread 0\n"),
-    ("    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);\n",
-     "    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);\n"
-     "    if (lane == 0) protocol_stamps[tile * 2 + 0] = stamp();\n"),
-    ("    if (lane == 0 && has_successor && ends_segment)\n        publish_inclusive(",
-     "    if (lane == 0) protocol_stamps[tile * 2 + 1] = stamp();\n"
-     "    if (lane == 0 && has_successor && ends_segment)\n        publish_inclusive("),
+    ("namespace rtscan {\n", "namespace rtscan {\n" + timeline.STAMP_HELPER
+     + "__device__ unsigned long long* protocol_stamps;  // set by each block's thread 0\n"),
+    (_PREFIX, _PREFIX + _inside_stamp(0)),
+    (_END_STATE, _inside_stamp(1) + _END_STATE),
 )
 # After timeline.py's own edits of lookback.cu: each block points protocol_stamps past its stamps.
 _STARTED = "    const unsigned long long started = stamp();"
@@ -44,14 +48,13 @@ _POINT = _STARTED + "\n    if (threadIdx.x == 0) protocol_stamps = times + " + s
 
 
 def instrument_tile_state(text: str) -> str:
-    """tile_state.cuh's text with the two stamps in tile_carry (and the stamp helper, which
-    timeline.py otherwise adds to lookback.cu)."""
+    """tile_state.cuh's text with the two stamps in tile_carry."""
     for anchor, replacement in _EDITS:
         if text.count(anchor) != 1:
             raise ValueError(f"kernels_cu/tile_state.cuh changed: anchor {anchor.splitlines()[0]!r} of "
                              f"profiling/protocol_timeline.py is not there exactly once; update _EDITS")
         text = text.replace(anchor, replacement)
-    return text.replace("namespace rtscan {\n", "namespace rtscan {\n" + timeline.STAMP_HELPER, 1)
+    return text
 
 
 def instrument_lookback(text: str) -> str:
@@ -118,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", default="352x56r16b2p1", help="as profiling/timeline.py's --shape")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     args = parser.parse_args(argv)
+    if timeline.parse_shape(args.shape)["segment_tiles"] != 32:
+        parser.error("the analysis assumes segments of 32 tiles (tile_state.cuh's SEGMENT_TILES)")
     import rtscan
 
     if not rtscan.gpu_available():

@@ -32,10 +32,6 @@ class ArrayView(NamedTuple):
     keepalive: Any = None       # a DLPack capsule that must outlive the pointer's use
 
     @property
-    def itemsize(self) -> int:
-        return _ITEMSIZE.get(self.dtype, 0)
-
-    @property
     def size(self) -> int:
         return element_count(self.shape)
 
@@ -231,8 +227,8 @@ _torch_current_stream: Any = None  # torch's current-stream getter, looked up on
 
 
 def _torch_stream_getter() -> Any:
-    """The raw handle without building a Stream object (what Triton's launcher reads too); the
-    public call where this private one is absent."""
+    """torch's current-stream getter: the raw one, which returns the handle without building a
+    Stream object (what Triton's launcher reads too), else the public call."""
     global _torch_current_stream
     if _torch_current_stream is None:
         import torch
@@ -245,7 +241,7 @@ def _torch_stream_getter() -> Any:
 def default_stream(array: ArrayView) -> int:
     """The stream the input's framework is using now; the legacy default stream otherwise."""
     if array.kind == "torch":
-        current_stream = _torch_current_stream or _torch_stream_getter()
+        current_stream = _torch_current_stream or _torch_stream_getter()  # a global read once looked up
         return int(current_stream(array.device))
     if array.kind == "cupy":
         import cupy

@@ -161,7 +161,7 @@ class _Prepared(NamedTuple):
     plan: _layout.Plan
     tiles_per_seq: int
     num_tiles: int
-    threads: int                # of each block (shape.threads)
+    threads: int                # of each block: shape.threads, a property, kept here off the per-call path
     shared_bytes: int           # dynamic shared memory of each launch
 
 

@@ -211,7 +211,7 @@ def test_a_repeated_layout_with_new_pointers_is_checked_again(device_arrays):
     # out's elements must be distinct in every layout, whatever was checked before.
     with pytest.raises(InputError, match="^out has overlapping elements"):
         scan(a, b, out=DeviceArray(base + 0x2000, (64,), strides=(0,)))
-    scan(a, b, out=DeviceArray(base + 0x2000 + 256, (64,)))  # just past a's end: fine again
+    scan(a, b, out=DeviceArray(base + 256, (64,)))  # just past a's end: fine again
     assert len(launches(device_arrays)) == 3
 
 
@@ -237,3 +237,6 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
         seen.append((ticket, capacity))
     # (1024, 10000) grew the workspace: the last call, of a layout the block held before, has the new one.
     assert seen[0] == seen[2] != seen[3] == seen[4] and seen[4][1] > _workspace.MIN_CAPACITY
+    # The same layout on another stream: only the workspace changes, and the block follows it.
+    launch("lookback_regs", (2, 5000), stream=6)
+    assert block_values()[1] == _workspace._workspaces[_workspace._key(0, 6)].pointer != seen[4][0]

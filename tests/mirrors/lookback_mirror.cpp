@@ -85,12 +85,11 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 
 // Launch shapes the tests use: 0 and 1 are the sm_90 short shape (VEC 4 and 1), 5 its long shape
 // before P42 (where the steps are held does not change the arithmetic, so register_items has no
-// twin); 2 and
-// 3 are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span many tiles; 4
-// has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and the
-// look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one step
-// per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9 the
-// same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
+// twin); 2 and 3 are small tiles (512 steps) with look-back depths 2 and 4, so short inputs span
+// many tiles; 4 has tiny tiles (64 steps, segments of 2048), so short inputs span many segments and
+// the look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one
+// step per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9
+// the same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
 // sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
 // run past the sequence's end in the middle of a chunk). 12 is the sm_90 long shape, which has a
 // protocol warp too.
