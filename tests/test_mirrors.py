@@ -28,7 +28,8 @@ pytestmark = _mirrors.needs_compiler
 SHAPES = {0: (256, 16, 4, 1, 32, 32, 0), 1: (256, 16, 1, 1, 32, 32, 0), 2: (64, 8, 4, 2, 32, 32, 0),
           3: (64, 8, 1, 4, 32, 32, 0), 4: (32, 2, 1, 2, 32, 32, 0), 5: (384, 44, 4, 1, 32, 32, 0),
           6: (64, 1, 1, 1, 1, 1, 0), 7: (64, 1, 1, 2, 32, 1, 0), 8: (256, 1, 1, 1, 1, 1, 0), 9: (256, 1, 1, 1, 32, 1, 0),
-          10: (352, 56, 4, 1, 32, 32, 1), 11: (64, 8, 1, 2, 32, 32, 1), 12: (352, 48, 4, 1, 32, 32, 1)}
+          10: (352, 56, 4, 1, 32, 32, 1), 11: (64, 8, 1, 2, 32, 32, 1), 12: (352, 48, 4, 1, 32, 32, 1),
+          13: (352, 56, 4, 1, 32, 1, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -87,6 +88,7 @@ def cases():
         (10, (2 * tile_of(10) + 37,), -1, False, True),  # the sm_90 large shape: 11 warps and a protocol warp
         (10, (SEGMENT_TILES * tile_of(10) + 2 * tile_of(10) + 5,), -1, True, False),
         (12, (2 * tile_of(12) + 41,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
+        (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         (11, (3, 2 * small + 7, 2), 1, True, True),
         # the seed's one-level look-backs: serial (6) and warp (7) walks over 64-step tiles, a warp

@@ -92,7 +92,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // the same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
 // sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
 // run past the sequence's end in the middle of a chunk). 12 is the sm_90 long shape, which has a
-// protocol warp too.
+// protocol warp too. 13 is the large shape with the one-level look-back over tiles (P48).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -110,6 +110,7 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 10: mirror_scan<352, 56, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 11: mirror_scan<64, 8, 1, 2, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 12: mirror_scan<352, 48, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 13: mirror_scan<352, 56, 4, 1, 32, 1, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
