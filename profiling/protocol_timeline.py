@@ -49,12 +49,7 @@ _POINT = _STARTED + "\n    if (threadIdx.x == 0) protocol_stamps = times + " + s
 
 def instrument_tile_state(text: str) -> str:
     """tile_state.cuh's text with the two stamps in tile_carry."""
-    for anchor, replacement in _EDITS:
-        if text.count(anchor) != 1:
-            raise ValueError(f"kernels_cu/tile_state.cuh changed: anchor {anchor.splitlines()[0]!r} of "
-                             f"profiling/protocol_timeline.py is not there exactly once; update _EDITS")
-        text = text.replace(anchor, replacement)
-    return text
+    return timeline.apply_edits(text, _EDITS, "tile_state.cuh", "protocol_timeline.py")
 
 
 def instrument_lookback(text: str) -> str:

@@ -56,14 +56,20 @@ _EDITS = (
 )
 
 
-def instrument(text: str) -> str:
-    """lookback.cu's text with the stamps added, as kernel template `lookback_scan_timeline`."""
-    for anchor, replacement in _EDITS:
+def apply_edits(text: str, edits, source: str, script: str) -> str:
+    """`text` (kernels_cu/<source>) with each (anchor, replacement) of `edits` applied; an anchor
+    not there exactly once means the kernel moved under `script`, which must be updated."""
+    for anchor, replacement in edits:
         if text.count(anchor) != 1:
-            raise ValueError(f"kernels_cu/lookback.cu changed: anchor {anchor.splitlines()[0]!r} of "
-                             f"profiling/timeline.py is not there exactly once; update _EDITS")
+            raise ValueError(f"kernels_cu/{source} changed: anchor {anchor.splitlines()[0]!r} of "
+                             f"profiling/{script} is not there exactly once; update _EDITS")
         text = text.replace(anchor, replacement)
     return text
+
+
+def instrument(text: str) -> str:
+    """lookback.cu's text with the stamps added, as kernel template `lookback_scan_timeline`."""
+    return apply_edits(text, _EDITS, "lookback.cu", "timeline.py")
 
 
 def capture(shape_text: str, log2: int, instrument=instrument,
