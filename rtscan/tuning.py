@@ -18,7 +18,8 @@ from .errors import UnsupportedError
 #            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
 #   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
 #            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
-#            two tiles with a protocol warp (P36, P39, P42);
+#            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a
+#            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
 #   "short": for shorter sequences, where a long tile would be mostly empty, and for the scalar
 #            path (strided or misaligned), whose registers the long shape would spill.
 _SHORT_SM90 = {
@@ -37,17 +38,17 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 25,
-            "source": "sweep.py on an H200, 2026-11-30, with the protocol warp as the variant lookback_split "
-                      "of 3567b1f (since folded into lookback_scan; today: sweep.py --shapes 352x56r16b2p1), "
+            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "from_total_steps": 1 << 25,
+            "source": "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
                       "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
-                      "shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy timed before "
-                      "the sweep, against 0.702 for 384x44r12b2 without a protocol warp in the same run, "
-                      "sweep-p36-regs-*.json), 80 registers, no spills (results/h200/ptxas-2026-11-30.txt). "
-                      "From 2^25 steps in all: at 2^24 it lost to 384x44r12b2 (0.592-0.600 against "
-                      "0.605-0.608) and on 64 x 65536 (0.574 against 0.655, results/h200/shapes-2026-11-30l.txt "
-                      "and shapes-2026-11-30k.txt); at 2^25, measured after P38: 0.724 against 0.712 for "
-                      "352x48r16b2p1 and 0.644 for 384x44r12b2 (results/h200/p42-sweep-2026-11-30.txt)",
+                      "two-level shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy, against "
+                      "0.702 for 384x44r12b2 without a protocol warp, sweep-p36-regs-*.json); 80 registers, no "
+                      "spills (results/h200/ptxas-2026-11-30.txt). The one-level look-back over tiles "
+                      "(segment_tiles 1): an A/B of rtscan bench against the same tile two-level, two rounds "
+                      "(results/h200/p49-ab-2026-11-30.txt, P48-P49): 2^25 +5 %, 2^26 +3 %, 2^27 +4-5 %, 2^28 "
+                      "+1 % (0.838/0.836 against 0.832/0.826). From 2^25 steps in all: at 2^24 the two-level "
+                      "form of this tile lost to 384x44r12b2 (results/h200/shapes-2026-11-30l.txt) and at "
+                      "2^25, after P38, won against 352x48r16b2p1 (0.724 against 0.712, p42-sweep-2026-11-30.txt)",
         },
         "long": {
             "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
