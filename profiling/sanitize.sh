@@ -3,7 +3,7 @@
 # the 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths
 # are multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes
 # the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21), and one case
-# more per tool runs its large shape (from 2^25 on sm_90) on 2 x 60000 steps. Cases run
+# more per tool runs its large shape (from 2^24 on sm_90) on 2 x 60000 steps. Cases run
 # JOBS at a time (default 6), each limited to CASE_SECONDS (default 300). Logs under $OUT (or
 # ./sanitizer-logs); summary.txt holds one line per case. Run from the repository root on a GPU:
 #   bash profiling/sanitize.sh
@@ -26,5 +26,5 @@ for tool in memcheck racecheck; do
     for variant in $variants; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
-    echo "$tool lookback_regs 60000 any_total"  # the large shape (sm_90: 2^25 steps and up) at 4 tiles
+    echo "$tool lookback_regs 60000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 4 tiles
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"

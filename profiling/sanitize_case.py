@@ -5,7 +5,7 @@ NumPy host arrays so no framework's kernels run under the tool; check against th
 
 With a third argument `any_total`, a 16-byte launch takes the variant's large or long shape
 whenever a sequence fills one of its tiles, whatever the launch's total steps (as the GPU tests do,
-tests/conftest.py): that puts shapes meant for 2^21 or 2^25 steps and more under the tools at a
+tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps and more under the tools at a
 size they can finish.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total]

@@ -10,7 +10,8 @@ run) is skipped with that reason.
 The copy is also timed, and the NVML clocks read, before and after the whole sweep: a sweep whose
 copy moved more than 3 % is marked unusable, and no tuning entry may cite it.
 Writes JSON and CSV, and a PNG (GB/s against size, with the copy) when matplotlib is installed,
-to profiling/results/<gpu>/sweep-<date>.* (sweep-<variant>-<date>.* for a variant other than auto).
+to profiling/results/<gpu>/sweep-<date>.* (sweep-<variant>-<date>.* for a variant other than auto;
+a later sweep of the same day adds -2, -3, ... rather than overwrite).
 
 Usage, from a source checkout:
     PYTHONPATH=. python3 profiling/sweep.py --shapes 352x56r16b2p1,384x44r12b2 --log2 24,28
@@ -31,6 +32,7 @@ import argparse
 import csv
 import dataclasses
 import datetime
+import itertools
 import json
 import re
 import sys
@@ -208,6 +210,11 @@ def write(result: dict, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     named = "" if result["variant"] == AUTO else f"{result['variant']}-"
     stem = folder / f"sweep-{named}{result['date']}"
+    # A second sweep on the same day gets -2, -3, ...: results are kept, never overwritten.
+    for number in itertools.count(2):
+        if not stem.with_suffix(".json").exists():
+            break
+        stem = folder / f"sweep-{named}{result['date']}-{number}"
     paths = [stem.with_suffix(".json"), stem.with_suffix(".csv")]
     paths[0].write_text(json.dumps(result, indent=1, default=str))
     copy_us = {k: min(result["copy_us_before"][k], result["copy_us_after"][k]) for k in result["copy_us_before"]}

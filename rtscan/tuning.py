@@ -38,7 +38,7 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "from_total_steps": 1 << 25,
+            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "from_total_steps": 1 << 24,
             "source": "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
                       "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
                       "two-level shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy, against "
@@ -46,9 +46,9 @@ LOOKBACK_REGS = {
                       "spills (results/h200/ptxas-2026-11-30.txt). The one-level look-back over tiles "
                       "(segment_tiles 1): an A/B of rtscan bench against the same tile two-level, two rounds "
                       "(results/h200/p49-ab-2026-11-30.txt, P48-P49): 2^25 +5 %, 2^26 +3 %, 2^27 +4-5 %, 2^28 "
-                      "+1 % (0.838/0.836 against 0.832/0.826). From 2^25 steps in all: at 2^24 the two-level "
-                      "form of this tile lost to 384x44r12b2 (results/h200/shapes-2026-11-30l.txt) and at "
-                      "2^25, after P38, won against 352x48r16b2p1 (0.724 against 0.712, p42-sweep-2026-11-30.txt)",
+                      "+1 % (0.838/0.836 against 0.832/0.826). From 2^24 steps in all (P50, "
+                      "results/h200/p50-p52-sweeps-2026-11-30.txt): 2^24 0.683 against 0.656/0.667 for the "
+                      "two-level long shape; at 2^23 the long shape wins (0.674/0.682 against 0.613)",
         },
         "long": {
             "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,

@@ -125,6 +125,15 @@ def test_a_variant_other_than_auto_names_its_files(sweep, tmp_path):
     assert {row["variant"] for row in csv.DictReader(paths[1].read_text().splitlines())} == {"blelloch"}
 
 
+def test_a_second_sweep_on_the_same_day_keeps_the_first(sweep, tmp_path):
+    first = sweep.write(fake_result(), tmp_path)
+    first_text = first[0].read_text()
+    second = sweep.write(dict(fake_result(), usable=False), tmp_path)
+    assert [p.name for p in second[:2]] == ["sweep-2026-11-30-2.json", "sweep-2026-11-30-2.csv"]
+    assert first[0].read_text() == first_text
+    assert sweep.write(fake_result(), tmp_path)[0].name == "sweep-2026-11-30-3.json"
+
+
 def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
     """The GPU path of sweep() with every driver call replaced: each candidate is installed as the
     variant's long entry, scanned with that variant, timed, and the tuning table is restored."""

@@ -78,7 +78,7 @@ def test_launch_shapes_are_sound(arch, vec, length):
 
 def test_long_shapes_need_enough_steps_in_all():
     """sm_90's long shape leaves SMs idle below 2^21 steps per launch, and its large shape loses to
-    the long one below 2^25 (tuning.py cites the runs): a tile's worth of steps is not enough."""
+    the long one below 2^24 (tuning.py cites the runs): a tile's worth of steps is not enough."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
@@ -88,11 +88,11 @@ def test_long_shapes_need_enough_steps_in_all():
     assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**20) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**21) == long
-    assert variant.launch_shape("sm_90", "float32", 4, 2**25 - 4) == long
-    assert variant.launch_shape("sm_90", "float32", 4, 2**25) == large
+    assert variant.launch_shape("sm_90", "float32", 4, 2**24 - 4) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 2**24) == large
     assert variant.launch_shape("sm_90", "float32", 4, 65536, num_seqs=64) == long
-    assert variant.launch_shape("sm_90", "float32", 4, large.tile, num_seqs=2**25 // large.tile + 1) == large
-    assert variant.launch_shape("sm_90", "float32", 4, long.tile, num_seqs=2**25 // long.tile + 1) == long
+    assert variant.launch_shape("sm_90", "float32", 4, large.tile, num_seqs=2**24 // large.tile + 1) == large
+    assert variant.launch_shape("sm_90", "float32", 4, long.tile, num_seqs=2**24 // long.tile + 1) == long
     assert variant.launch_shape("sm_90", "float32", 1, 2**28) == variant.launch_shape("sm_90", "float32", 1, 1)
 
 
