@@ -30,6 +30,14 @@ WARP_SPAN = 32 * SHAPE.items
 CHUNK = 32 * SHAPE.vec
 SHORT_TILE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 1).tile
 
+
+def lookback_group_tiles(shape) -> int:
+    """Tiles past which a carry takes more than one read of the look-back: a segment of the
+    two-level look-back, the window of the one-level walk (walk lanes x depth), at least 1."""
+    if shape.segment_tiles > 1:
+        return shape.segment_tiles
+    return max(1, shape.walk_lanes * shape.lookback_depth)
+
 NAN = float("nan")
 # For tests whose right answer holds NaN: unwritten elements must still be told apart.
 FINITE_POISON = 3.0e38

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _gpu import (FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, regime, scan_and_check, torch,
-                  without_large)
+from _gpu import (FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, lookback_group_tiles, regime,
+                  scan_and_check, torch, without_large)
 from rtscan import registry
 
 pytestmark = pytest.mark.gpu
@@ -17,11 +17,13 @@ MODES = ["contiguous", "misaligned", "reverse_h0", "time_strided", "batch"]
 
 
 def variant_lengths(name: str) -> list[int]:
-    """Lengths around the tile and segment edges of each of the variant's sm_90 shapes."""
+    """Lengths around the tile edges, and the segment or window edges, of each of the variant's
+    sm_90 shapes."""
     variant = registry.resolve(name)
     lengths = {1, 2, 31, 33, 997}
     for shape in variant.launch_shapes("sm_90", "float32"):
-        for k in (1, 2, shape.segment_tiles, shape.segment_tiles + 1, 2 * shape.segment_tiles + 3):
+        group = lookback_group_tiles(shape)
+        for k in (1, 2, group, group + 1, 2 * group + 3):
             lengths |= {k * shape.tile - 1, k * shape.tile, k * shape.tile + 1}
     return sorted(lengths)
 
@@ -82,9 +84,10 @@ def test_long_shape_below_a_large_one(rng, monkeypatch, length, mode):
 
 
 def regime_lengths(name: str) -> list[int]:
-    """A short length, and one past a tile edge and one past a segment edge of the largest shape."""
+    """A short length, and one past a tile edge and one past a segment or window edge of the
+    largest shape."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
-    return [33, 2 * shape.tile + 5, shape.segment_tiles * shape.tile + 7]
+    return [33, 2 * shape.tile + 5, lookback_group_tiles(shape) * shape.tile + 7]
 
 
 REGIME_CASES = [pytest.param(name, regime_name, length, id=f"{name}-{regime_name}-{length}")
