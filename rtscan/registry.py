@@ -52,14 +52,23 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
-# The 16-byte shapes of a tuning entry for sequences of at least one of their tiles, tried in this
+# The 16-byte shapes of a tuning entry for sequences that fill one of their tiles, tried in this
 # order: "large" (optional) for the largest launches, then "long" (tuning.py).
 LONG_KINDS = ("large", "long")
 
 
+def fills_a_tile(length: int, tile: int) -> bool:
+    """Whether a sequence of `length` steps fills enough of a `tile`-step tile to take that shape:
+    at least 15/16 of it. On an H200, sequences of 16384 steps (97 % of the long tile) ran 256 x 16384
+    at 0.74 of copy on one long tile each against 0.54 on four short tiles, 1024 x 16384 +3 % and
+    4096 x 16384 +7 %; sequences of 12288 (73 %) lost 5-18 % on one long tile each (P57,
+    profiling/results/h200/p57-ab-2026-11-30.txt)."""
+    return 16 * length >= 15 * tile
+
+
 def any_total(entry: dict) -> dict:
-    """A tuning entry whose large and long shapes take any launch a sequence of theirs fills (no
-    `from_total_steps`): how the GPU tests and the sanitizer cases reach them at small sizes."""
+    """A tuning entry whose large and long shapes take any launch whose sequences fill their tiles
+    (no `from_total_steps`): how the GPU tests and the sanitizer cases reach them at small sizes."""
     return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
             if kind in LONG_KINDS else shape for kind, shape in entry.items()}
 
@@ -103,12 +112,13 @@ class Variant:
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
-        (where the entry has one) and else the long shape, once a sequence fills one of its tiles and
-        the launch holds at least its `from_total_steps`; else the short shape (tuning.py says why)."""
+        (where the entry has one) and else the long shape, once a sequence fills one of its tiles
+        (fills_a_tile) and the launch holds at least its `from_total_steps`; else the short shape
+        (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         for kind in LONG_KINDS:
             fields = entry.get(kind)
-            if (fields is not None and vec == 4 and length >= fields["block_threads"] * fields["items"]
+            if (fields is not None and vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"])
                     and num_seqs * length >= fields.get("from_total_steps", 0)):
                 shape = entry_shape(fields, 4)
                 if shape.vec == 4:

@@ -12,10 +12,11 @@ import re
 from .errors import UnsupportedError
 
 # (arch, dtype) -> two or three launch shapes of the `lookback_regs` kernel, each citing its evidence:
-#   "long":  for sequences of at least one long tile on the 16-byte path, in launches of at least
-#            `from_total_steps` steps (below that its few tiles leave SMs idle); holds as many tile
-#            bytes per SM as shared memory and registers allow, because the look-back's waiting
-#            blocks bound the rate (profiling/PREDICTIONS.md, P1-P6);
+#   "long":  for sequences that fill a long tile (15/16 of one or more: registry.fills_a_tile) on
+#            the 16-byte path, in launches of at least `from_total_steps` steps (below that its
+#            few tiles leave SMs idle); holds as many tile bytes per SM as shared memory and
+#            registers allow, because the look-back's waiting blocks bound the rate
+#            (profiling/PREDICTIONS.md, P1-P6);
 #   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
 #            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
 #            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a

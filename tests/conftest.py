@@ -6,9 +6,9 @@
   GPU tests use for device arrays) is not importable.
 - The `large` marker (over 2^31 elements, tens of GB of device memory) is registered here; large
   tests are GPU tests and run by default on a GPU machine (deselect with -m "not large").
-- GPU tests see every variant's large (else long) shape from one of its tiles on (the tuning's
+- GPU tests see every variant's large (else long) shape from 15/16 of one of its tiles on (the tuning's
   `from_total_steps` set to 0), so tile-edge tests reach it at small sizes; a tuned long shape
-  below a large one is then reached only by sequences shorter than a large tile and by the tests
+  below a large one is then reached only by sequences short of 15/16 of a large tile and by the tests
   that take it out (test_mirrors.py); those marked `tuned_shapes` see the
   table as it is. The choice itself is tested on the CPU (tests/test_registry.py).
 """

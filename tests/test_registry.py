@@ -96,6 +96,22 @@ def test_long_shapes_need_enough_steps_in_all():
     assert variant.launch_shape("sm_90", "float32", 1, 2**28) == variant.launch_shape("sm_90", "float32", 1, 1)
 
 
+def test_sequences_that_fill_most_of_a_tile_take_its_shape():
+    """A long or large shape takes sequences from 15/16 of its tile on (P57): 16384 steps fill 97 %
+    of sm_90's long tile and take it; 12288 (73 %) stay on the short shape."""
+    variant = registry.resolve("auto")
+    entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
+    long = registry.entry_shape(entry["long"], 4)
+    short = variant.launch_shape("sm_90", "float32", 4, 1)
+    assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=256) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=4096) == long  # not the large tile: 83 %
+    assert variant.launch_shape("sm_90", "float32", 4, 12288, num_seqs=512) == short
+    least = -(-15 * long.tile // 16)
+    assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
+    assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
+    assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
+
+
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
