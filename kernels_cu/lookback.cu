@@ -94,7 +94,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool holds_steps = PROTOCOL_WARP == 0 || warp < WARPS;  // always, without a protocol warp
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
-    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, PROTOCOL_WARP == 1);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;

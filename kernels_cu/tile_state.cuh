@@ -339,11 +339,29 @@ struct ClaimedTile {
     long long in_offset, out_offset;
 };
 
+// How long the second block of each SM waits before its first ticket when `stagger` asks it to.
+constexpr unsigned STAGGER_NS = 4000;
+
 // Called by every thread of the block before anything else (it holds a __syncthreads): thread 0
 // draws the ticket, the block reads it back from `shared`.
+//
+// With `stagger` (shapes of two blocks an SM), in launches of at least two waves: a launch's blocks
+// otherwise start together, load together, then scan and store together while the memory idles
+// (profiling/NOTES.md, item 41). Blocks nsmid .. 2 nsmid - 1, the second block of each SM as the
+// scheduler places the first wave, sleep about half a tile's life first, so that the two blocks
+// of an SM load while the other computes. The sleep comes before the ticket: no tile ever waits
+// on a sleeping block, and every drawn ticket's predecessors have started (the look-back's
+// forward-progress assumption). On one wave the sleep only delays half the blocks (P58).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
-                                                  long long tiles_per_seq, long long num_tiles, ClaimedTile& shared) {
+                                                  long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
+                                                  bool stagger = false) {
     if (threadIdx.x == 0) {
+        if (stagger) {
+            unsigned sm_count;
+            asm volatile("mov.u32 %0, %%nsmid;" : "=r"(sm_count));
+            if (num_tiles >= 4LL * sm_count && blockIdx.x >= sm_count && blockIdx.x < 2 * sm_count)
+                __nanosleep(STAGGER_NS);
+        }
         ClaimedTile claimed;
         draw_ticket(ws, num_tiles, claimed.tile, claimed.generation);
         sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);

@@ -59,10 +59,11 @@ LONG_KINDS = ("large", "long")
 
 def fills_a_tile(length: int, tile: int) -> bool:
     """Whether a sequence of `length` steps fills enough of a `tile`-step tile to take that shape:
-    at least 15/16 of it. On an H200, sequences of 16384 steps (97 % of the long tile) ran 256 x 16384
-    at 0.74 of copy on one long tile each against 0.54 on four short tiles, 1024 x 16384 +3 % and
-    4096 x 16384 +7 %; sequences of 12288 (73 %) lost 5-18 % on one long tile each (P57,
-    profiling/results/h200/p57-ab-2026-11-30.txt)."""
+    at least 15/16 of it. On an H200, sequences of 16384 steps (97 % of the long tile) ran one long
+    tile each at 0.75 of copy (256 x 16384) and 0.88 (4096 x 16384) against 0.54 and 0.64 on four
+    short tiles; sequences of 12288 (73 %) lost 5-18 % on one long tile each, and a large tile 83 %
+    full ran a quarter slower than a long one 97 % full (P57, profiling/results/h200/p57-ab-2026-11-30.txt
+    and p57-shapes-2026-11-30.txt)."""
     return 16 * length >= 15 * tile
 
 

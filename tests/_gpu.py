@@ -38,6 +38,7 @@ def lookback_group_tiles(shape) -> int:
         return shape.segment_tiles
     return max(1, shape.walk_lanes * shape.lookback_depth)
 
+
 NAN = float("nan")
 # For tests whose right answer holds NaN: unwritten elements must still be told apart.
 FINITE_POISON = 3.0e38
