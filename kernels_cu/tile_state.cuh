@@ -351,7 +351,8 @@ constexpr unsigned STAGGER_NS = 4000;
 // scheduler places the first wave, sleep about half a tile's life first, so that the two blocks
 // of an SM load while the other computes. The sleep comes before the ticket: no tile ever waits
 // on a sleeping block, and every drawn ticket's predecessors have started (the look-back's
-// forward-progress assumption). On one wave the sleep only delays half the blocks (P58).
+// forward-progress assumption). On one wave the sleep only delays half the blocks (P58, P59;
+// profiling/results/h200/p58-ab-2026-11-30.txt, p59-ab-2026-11-30.txt).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
                                                   bool stagger = false) {

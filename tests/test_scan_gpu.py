@@ -54,6 +54,8 @@ def test_lengths(rng, length, mode):
 
 @pytest.mark.parametrize("mode", ["contiguous", "misaligned", "reverse"])
 def test_length_2_24(rng, mode):
+    """On the 16-byte path, hundreds of large tiles: over two waves on an H200, so the second block
+    of each SM starts late (claim_tile's stagger) and later tiles find older ones finished."""
     run_mode(rng, mode, 2**24, what=f"{mode} L=2^24")
 
 
