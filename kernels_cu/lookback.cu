@@ -1,6 +1,7 @@
 // Single-pass decoupled look-back scan (Merrill & Garland, NVR-2016-002) of S independent
 // sequences: several items per thread, staged through shared memory and scanned in registers,
-// warp-parallel two-level look-back (over segments of 32 tiles; tile_state.cuh).
+// warp-parallel look-back, two-level (over segments of 32 tiles) or one-level (over tiles, SEGMENT
+// 1; tile_state.cuh).
 //
 // One block scans one tile of TILE = BLOCK_THREADS * ITEMS consecutive steps of one sequence.
 // Each warp that holds steps owns a contiguous span of 32 * ITEMS of them and walks it in chunks
@@ -26,7 +27,8 @@
 // 0.70 (P35, P36; profiling/results/h200/bench-2026-11-30m.txt and -n.txt). Once the first pass
 // overlapped the copies (P38), 352 x 48 with it also won from 2^21 steps and on 64 x 65536 (P42).
 // It does not pay where the carry is known at once (rows of one tile) and cost a quarter on the
-// scalar path: those shapes keep 0 (tuning.py).
+// scalar path: those shapes keep 0 (tuning.py). With 1 and MIN_BLOCKS 2 the block also takes part
+// in claim_tile's stagger (tile_state.cuh).
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +
@@ -40,7 +42,8 @@
 //   WALK_LANES     lanes that read predecessors in the look-back: 32 (warp-parallel walk) or 1
 //                  (serial walk, the seed's first look-back; variant lookback_serial)
 //   SEGMENT        tiles per segment of the two-level look-back: 32, or 1 for the seed's one-level
-//                  look-back over tiles (variants lookback_serial and lookback_warp)
+//                  look-back over tiles (lookback_serial, lookback_warp, and sm_90's large shape:
+//                  with a protocol warp it pays once a launch holds several waves, P48-P50)
 //   PROTOCOL_WARP  1: an extra warp runs the look-back while the data warps prepare the second
 //                  pass; 0: warp 0 holds steps and runs it
 #include "affine.cuh"
@@ -94,7 +97,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool holds_steps = PROTOCOL_WARP == 0 || warp < WARPS;  // always, without a protocol warp
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
-    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, PROTOCOL_WARP == 1);
+    constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;

@@ -5,8 +5,10 @@
 // carry into a tile is (the composed maps of the earlier tiles of its segment) applied to (the
 // state at the end of the previous segment). The first factor needs only the segment mates'
 // aggregates, one warp-wide read; the second is found by a decoupled look-back over segments.
-// One level over tiles would walk and fold one tile per step, and on an H200 that walk, not the
-// memory, bounded the scan (profiling/PREDICTIONS.md, P1 and P4): a segment step covers 32 tiles.
+// One level over tiles (SEGMENT 1: each tile its own segment) walks and folds one tile per step;
+// on an H200 that walk, not the memory, bounded the scan while warp 0 ran it (profiling/
+// PREDICTIONS.md, P1 and P4): a segment step covers 32 tiles. With a protocol warp running it, on
+// launches of several waves, one level won again (sm_90's large shape; P48-P50).
 //
 // Workspace (one per stream, allocated and zeroed once by rtscan/_workspace.py):
 //   ticket word (64-bit): low 32 bits the next tile ticket, high 32 bits the generation
@@ -31,7 +33,8 @@
 // wrap; that launch instead counts finished tiles and its last block clears every descriptor
 // before starting again at generation 1 (finish_wrapping_launch).
 //
-// Forward progress: tiles are numbered by the ticket, drawn when a block starts, and a segment's
+// Forward progress: tiles are numbered by the ticket, drawn when a block starts (after
+// claim_tile's stagger, if any), and a segment's
 // descriptors are published by its last tile, so every word a block waits for is written by a
 // block with an earlier ticket, which is already resident and never waits for a later one.
 // Block scheduling order is therefore irrelevant.
@@ -345,13 +348,15 @@ constexpr unsigned STAGGER_NS = 4000;
 // Called by every thread of the block before anything else (it holds a __syncthreads): thread 0
 // draws the ticket, the block reads it back from `shared`.
 //
-// With `stagger` (shapes of two blocks an SM), in launches of at least two waves: a launch's blocks
-// otherwise start together, load together, then scan and store together while the memory idles
-// (profiling/NOTES.md, item 41). Blocks nsmid .. 2 nsmid - 1, the second block of each SM as the
-// scheduler places the first wave, sleep about half a tile's life first, so that the two blocks
-// of an SM load while the other computes. The sleep comes before the ticket: no tile ever waits
-// on a sleeping block, and every drawn ticket's predecessors have started (the look-back's
-// forward-progress assumption). On one wave the sleep only delays half the blocks (P58, P59;
+// With `stagger` (shapes of two blocks an SM), in launches of at least 4 x nsmid tiles (two waves
+// of them): a launch's blocks otherwise start together, load together, then scan and store
+// together while the memory idles (profiling/NOTES.md, item 41). Blocks nsmid .. 2 nsmid - 1,
+// roughly the second block of each SM as the scheduler places the first wave (%nsmid counts SM
+// identifiers, at least the SMs), sleep about 4 us first (__nanosleep is approximate): half a
+// tile's load, a quarter of its life, so that an SM's two blocks drift apart. The sleep comes
+// before the ticket: no tile ever waits on a sleeping block, and every drawn ticket's
+// predecessors have started (the look-back's forward-progress assumption). Shorter launches skip
+// it: on one wave it only delayed half the blocks, -7 % on 64 x 65536 (P58, P59;
 // profiling/results/h200/p58-ab-2026-11-30.txt, p59-ab-2026-11-30.txt).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,

@@ -167,7 +167,7 @@ def sweep(shape_texts: list[str], log2_sizes: list[int], sequences: int = 1, var
                 for log2 in log2_sizes:
                     n = 1 << log2
                     if variant.launch_shape(arch, "float32", 4, n // sequences, sequences) != shape:
-                        row.setdefault("skipped", {})[log2] = "rows shorter than the tile: the short shape would run"
+                        row.setdefault("skipped", {})[log2] = "rows under 15/16 of the tile: the short shape would run"
                         continue
                     views = [_Prefix(x.pointer, n, sequences) for x in (a, b, out)]
                     launches = max(1, min(200, (1 << 26) // n))

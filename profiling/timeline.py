@@ -1,8 +1,9 @@
 """Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
-steps on an H200) five times per tile: block start, thread 0's first pass done (its copies landed
-and its chunks scanned, which overlap on the 16-byte path: P38), aggregate about to be published
+steps on an H200) five times per tile: block start (once its ticket is drawn, after claim_tile's
+stagger), thread 0's first pass done (its copies landed and its chunks scanned, which overlap on
+the 16-byte path: P38), aggregate about to be published
 and carry known (lane 0 of the warp running the look-back), end (thread 0). The phases between
 them, the time from when every earlier tile's aggregate was out to the carry (the protocol's own
 delay), and how many blocks load (or scan what landed) or wait over time are printed; the raw
@@ -39,8 +40,9 @@ _EDITS = (
      "              long long num_tiles) {",
      "lookback_scan_timeline(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,\n"
      "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
-     "              long long num_tiles, unsigned long long* times) {\n"
-     "    const unsigned long long started = stamp();"),
+     "              long long num_tiles, unsigned long long* times) {"),
+    ("    const long long tile = claimed.tile;\n",
+     "    const long long tile = claimed.tile;\n    const unsigned long long started = stamp();\n"),
     ("        if (lane == 0) shared_warp_prefix[warp] = warp_running;",
      "        if (lane == 0) shared_warp_prefix[warp] = warp_running;\n        if (threadIdx.x == 0) {\n"
      "            unsigned sm;\n            asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n"

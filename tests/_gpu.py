@@ -21,9 +21,9 @@ except ImportError:  # the tests that need it are skipped by conftest.py
 
 # Sizes from the kernel's launch shapes (tile = block_threads * items steps; one warp owns
 # 32 * items consecutive steps of a tile, in chunks of 32 * vec). SHAPE is the largest shape (the
-# large one where the tuning has it), which 16-byte aligned sequences of at least TILE steps take
-# under conftest.py's fixture; shorter ones, and every strided or
-# misaligned one, take the short shape (SHORT_TILE).
+# large one where the tuning has it), which 16-byte aligned sequences of at least 15/16 of TILE
+# steps take under conftest.py's fixture (registry.fills_a_tile); shorter ones, and every strided
+# or misaligned one, take the short shape (SHORT_TILE).
 SHAPE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 2**40)
 TILE = SHAPE.tile
 WARP_SPAN = 32 * SHAPE.items

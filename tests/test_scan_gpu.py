@@ -54,9 +54,15 @@ def test_lengths(rng, length, mode):
 
 @pytest.mark.parametrize("mode", ["contiguous", "misaligned", "reverse"])
 def test_length_2_24(rng, mode):
-    """On the 16-byte path, hundreds of large tiles: over two waves on an H200, so the second block
-    of each SM starts late (claim_tile's stagger) and later tiles find older ones finished."""
     run_mode(rng, mode, 2**24, what=f"{mode} L=2^24")
+
+
+@pytest.mark.parametrize("mode,length", [("h0", 2**24), ("batch", 2**22 + 4)], ids=["h0-2^24", "batch-3x2^22"])
+def test_launches_of_several_waves(rng, mode, length):
+    """On the 16-byte path, hundreds of large tiles in one launch: over two waves on an H200, so the
+    second block of each SM starts late (claim_tile's stagger) and later tiles find older ones
+    finished; one sequence with h0, and three rows."""
+    run_mode(rng, mode, length, what=f"{mode} L={length}")
 
 
 @pytest.mark.tuned_shapes

@@ -118,10 +118,11 @@ def test_variant_spreads_nan_as_the_reference(rng, name, kind, where):
 
 
 def many_segments(rng, name):
-    """Inputs spanning 70 segments of the variant's largest shape: each run's look-back then finds
-    its own pattern of finished predecessors (correctness at these sizes is the other tests' job)."""
+    """Inputs spanning 70 segments (or one-level windows) of the variant's largest shape: each run's
+    look-back then finds its own pattern of finished predecessors, over several waves (correctness
+    at these sizes is the other tests' job)."""
     shape = registry.resolve(name).launch_shape("sm_90", "float32", 4, 2**40)
-    a_np, b_np = regime(rng, "decay", (70 * shape.segment_tiles * shape.tile + 5,))
+    a_np, b_np = regime(rng, "decay", (70 * lookback_group_tiles(shape) * shape.tile + 5,))
     return cuda(a_np), cuda(b_np)
 
 
