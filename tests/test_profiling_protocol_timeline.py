@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _profiling import load_script
+from _profiling import assert_timeline_kernels_compile, load_script
 from rtscan import _compile
 
 
@@ -20,12 +20,7 @@ def test_instrumented_kernels_compile(protocol_timeline):
     original = _compile.kernels_dir()
     with protocol_timeline.instrumented_kernels() as copy:
         assert _compile.kernels_dir() == copy and "protocol_stamps" in (copy / "tile_state.cuh").read_text()
-        text = protocol_timeline.instrument_lookback((copy / "lookback.cu").read_text())
-        expressions = ("rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32, 0>",
-                       "rtscan::lookback_scan_timeline<352, 56, 4, 2, 1, 16, 32, 32, 1>")
-        module = _compile.nvrtc_compile("lookback.cu", expressions, _compile.CompileOptions(arch="sm_90"),
-                                        text=text.encode())
-        assert module.cubin and all(module.lowered_names[e].startswith("_Z") for e in expressions)
+        assert_timeline_kernels_compile(protocol_timeline.instrument_lookback((copy / "lookback.cu").read_text()))
     assert _compile.kernels_dir() == original and "protocol_stamps" not in (original / "tile_state.cuh").read_text()
 
 
