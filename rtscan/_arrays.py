@@ -238,16 +238,11 @@ def _torch_stream_getter() -> Any:
     return _torch_current_stream
 
 
-def torch_stream(device: int) -> int:
-    """The stream torch is using now on `device`."""
-    current_stream = _torch_current_stream or _torch_stream_getter()  # a global read once looked up
-    return int(current_stream(device))
-
-
 def default_stream(array: ArrayView) -> int:
     """The stream the input's framework is using now; the legacy default stream otherwise."""
     if array.kind == "torch":
-        return torch_stream(array.device)
+        current_stream = _torch_current_stream or _torch_stream_getter()  # a global read once looked up
+        return int(current_stream(array.device))
     if array.kind == "cupy":
         import cupy
 

@@ -30,11 +30,6 @@ def compiled_with(defines: tuple[tuple[str, str], ...]):
         _defines = saved
 
 
-def defines() -> tuple[tuple[str, str], ...]:
-    """The extra -D definitions kernels are compiled and loaded with now (compiled_with)."""
-    return _defines
-
-
 def shapes_for(variant: Variant, arch: str, dtype: str = "float32") -> tuple[LaunchShape, ...]:
     return variant.launch_shapes(arch, dtype)
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import sys
 import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _arrays, _driver, _kernels, _layout, _nvtx, _repeat, _workspace, registry, tuning
+from . import _arrays, _driver, _kernels, _layout, _nvtx, _workspace, registry, tuning
 from .errors import InputError, InputTypeError
 
 _MAX_GRID = 2**31 - 1
@@ -22,18 +21,13 @@ def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False
     """h[t] = a[t] * h[t-1] + b[t] along `dim` (h[-1] = h0, default 0); see the README for the contract."""
     _nvtx.push("rtscan.scan")
     try:
-        chosen = registry.resolve(variant)
-        found = _repeat.find(a, b, out, h0, dim, reverse, chosen, stream)
-        if found is not None and found.repeat is not None:
-            result = _launch_again(found, a, out)
-            if result is not None:
-                return result
-        return _scan(a, b, h0, dim, reverse, out, chosen, stream, found)
+        return _scan(a, b, h0, dim, reverse, out, variant, stream)
     finally:
         _nvtx.pop()
 
 
-def _scan(a, b, h0, dim, reverse, out, chosen, stream, found):
+def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
+    chosen = registry.resolve(variant_name)
     if reverse.__class__ is not bool and not isinstance(reverse, np.bool_):
         raise InputTypeError(f"reverse must be a bool, got {type(reverse).__name__}")
     va, vb = _arrays.view("a", a), _arrays.view("b", b)
@@ -62,10 +56,7 @@ def _scan(a, b, h0, dim, reverse, out, chosen, stream, found):
         return vout.obj
     if stream_handle is None:
         stream_handle = _arrays.default_stream(va)
-    launched = _launch(chosen, va, vb, vh0, vout, axis, bool(reverse), stream_handle)
-    if found is not None and launched is not None:
-        _repeat.remember(found.key, _repeat.Repeat(*launched, addresses, chosen.table, va.device,
-                                                   _kernels.device_arch(va.device), va.dtype))
+    _launch(chosen, va, vb, vh0, vout, axis, bool(reverse), stream_handle)
     return vout.obj
 
 
@@ -149,26 +140,17 @@ def _check_aliasing(vout, va, vb, vh0, addresses):
     """out may be a or b itself (each tile reads its steps before writing them), nothing in between;
     h0 is read by the first tile of each sequence while other tiles write out, so it never may.
     The check compares address ranges, so interleaved views that share no element are refused too."""
-    name = _overlapped_input(vout.pointer, va.pointer, vb.pointer, addresses)
-    if name is not None:
-        raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory "
-                         f"or out={name} exactly")
+    out_low, out_high = vout.pointer + addresses.out_low, vout.pointer + addresses.out_high
+    for name, source in (("a", va), ("b", vb)):
+        same = source.pointer == vout.pointer and addresses.same_strides
+        if (not same and source.pointer + addresses.in_low < out_high
+                and out_low < source.pointer + addresses.in_high):
+            raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory "
+                             f"or out={name} exactly")
     if vh0 is not None:
         low, high = vh0.extent_bytes()
-        if low < vout.pointer + addresses.out_high and vout.pointer + addresses.out_low < high:
+        if low < out_high and out_low < high:
             raise InputError("out overlaps h0 without being h0 itself; pass separate memory")
-
-
-def _overlapped_input(out: int, a: int, b: int, addresses: _Addresses) -> str | None:
-    """"a" or "b" when out (at these addresses) overlaps it without being it; None when neither.
-    Written out for both, not looped: repeated calls (_launch_again) run it every time."""
-    out_low, out_high = out + addresses.out_low, out + addresses.out_high
-    in_low, in_high, same_strides = addresses.in_low, addresses.in_high, addresses.same_strides
-    if not (a == out and same_strides) and a + in_low < out_high and out_low < a + in_high:
-        return "a"
-    if not (b == out and same_strides) and b + in_low < out_high and out_low < b + in_high:
-        return "b"
-    return None
 
 
 class _Prepared(NamedTuple):
@@ -243,9 +225,10 @@ class _ArgumentBlock:
         self.prepared: _Prepared | None = None  # what the layout and tile counts were filled from
         self.workspace: _workspace.TileWorkspace | None = None
 
-    def fill(self, a: int, b: int, out: int, h0: int, prepared: _Prepared, workspace: _workspace.TileWorkspace) -> None:
+    def fill(self, va, vb, vh0, vout, prepared: _Prepared, workspace: _workspace.TileWorkspace) -> None:
         arguments = self.arguments
-        arguments.a, arguments.b, arguments.out, arguments.h0 = a, b, out, h0
+        arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
+        arguments.h0 = vh0.pointer if vh0 is not None else 0
         if prepared is not self.prepared:
             arguments.layout = prepared.plan.layout
             arguments.tiles_per_seq, arguments.num_tiles = prepared.tiles_per_seq, prepared.num_tiles
@@ -266,51 +249,22 @@ def _argument_block() -> _ArgumentBlock:
 
 
 def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
-    """Launch; for a single-pass variant, return what a repeat of the call can launch again
-    (its _Prepared, function and workspace), for a multi-pass one None."""
     device = va.device
     _driver.make_current(device)
     aligned = not (va.pointer | vb.pointer | vout.pointer) & 15
     prepared = _prepare(chosen, va, vout, axis, reverse, aligned, _kernels.device_arch(device))
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
-        return None
+        return
     function = _kernels.function(device, chosen, prepared.shape)
     # Descriptors are read and written only when a sequence spans several tiles.
     workspace = _workspace.acquire(device, stream_handle,
                                    prepared.num_tiles if prepared.tiles_per_seq > 1 else 0)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     block = _argument_block()
-    block.fill(va.pointer, vb.pointer, vout.pointer, vh0.pointer if vh0 is not None else 0, prepared, workspace)
+    block.fill(va, vb, vh0, vout, prepared, workspace)
     _driver.launch(function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream_handle,
                    block.params_address)
-    return prepared, function, workspace
-
-
-def _launch_again(found: _repeat.Found, a, out):
-    """A call with the facts of an earlier launched call (_repeat): its launch with this call's
-    addresses; None when something the facts do not fix has changed (out now overlaps a or b, the
-    tuning entry was replaced, a new result is misaligned), for the full path to decide."""
-    repeat = found.repeat
-    prepared = repeat.prepared
-    if tuning.lookup(repeat.table, repeat.arch, repeat.dtype) is not prepared.entry:
-        return None
-    if out is None:
-        torch = sys.modules["torch"]
-        out = torch.empty_like(a, memory_format=torch.preserve_format)
-        out_pointer = out.data_ptr()
-        if out_pointer & 15 and not (found.a | found.b) & 15:
-            return None
-    else:
-        out_pointer = found.out
-        if _overlapped_input(out_pointer, found.a, found.b, repeat.addresses) is not None:
-            return None
-    _driver.make_current(repeat.device)
-    block = _argument_block()
-    block.fill(found.a, found.b, out_pointer, 0, prepared, repeat.workspace)
-    _driver.launch(repeat.function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, found.stream,
-                   block.params_address)
-    return out
 
 
 # Held from a multi-pass call's scratch through its last launch: two threads on one stream share

@@ -27,7 +27,7 @@ FIRST_GENERATION = 1        # kernels_cu/tile_state.cuh: zeroed descriptors must
 DESCRIPTOR_BYTES = 5 * 8    # per tile: its aggregate (2 words); per segment slot: end state, aggregate (3)
 MIN_CAPACITY = 1024
 MIN_SCRATCH_BYTES = 1 << 20
-PER_THREAD_STREAM = 2      # CU_STREAM_PER_THREAD: a different stream in every thread
+_PER_THREAD_STREAM = 2      # CU_STREAM_PER_THREAD: a different stream in every thread
 
 
 class TileWorkspace(ctypes.Structure):
@@ -59,7 +59,7 @@ _retired: list[Workspace] = []
 
 
 def _key(device: int, stream: int) -> tuple:
-    return (device, stream, threading.get_ident() if stream == PER_THREAD_STREAM else None)
+    return (device, stream, threading.get_ident() if stream == _PER_THREAD_STREAM else None)
 
 
 def _at_least(table: dict, key: tuple, needed: int, grow) -> Workspace:
