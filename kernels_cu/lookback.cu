@@ -121,6 +121,13 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int STAGE_GROUPS_USED = VEC == 1 ? 1 : STAGED_CHUNKS < STAGE_GROUPS ? STAGED_CHUNKS : STAGE_GROUPS;
     auto stage_group = [&](int c) { return (c - REGISTER_CHUNKS) * STAGE_GROUPS_USED / STAGED_CHUNKS; };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
+    // Steps before the sequence's first (seq_layout.cuh's head; 16-byte path only) were loaded with
+    // the first vector: the 16 bytes holding step 0, inside the allocation holding it, since
+    // allocations start 16-byte aligned. They are not the caller's: every read here makes them
+    // the identity. Only lane 0 of warp 0 holds them, in chunk 0 (head < VEC), so the maps the
+    // second pass rewrites from the warp span's start stay the identity there too, and the final
+    // store skips them.
+    const int head = VEC == 4 && chunk == 0 && warp == 0 && lane == 0 ? int(layout.head) : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
 #pragma unroll
@@ -128,6 +135,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         } else {
             read_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
                              first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+        }
+        if (c == 0 && head > 0) {
+#pragma unroll
+            for (int v = 0; v < VEC; ++v)
+                if (v < head) maps[v] = affine_identity<float>();
         }
     };
     // One chunk of the warp's running scan: this lane's VEC maps composed serially, scanned across
@@ -240,7 +252,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 #pragma unroll
             for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
         }
-        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states);
+        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states,
+                         head);
     }
 }
 

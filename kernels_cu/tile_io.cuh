@@ -53,10 +53,13 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
     }
 }
 
+// Stores one lane's VEC states of steps `first` .. ; steps before `head` (seq_layout.cuh's, in a
+// sequence's first tile) or from `valid` on are not written.
 template <int VEC>
 __device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
-                                            int valid, const float (&values)[VEC]) {
-    if (VEC == 4 && first + VEC <= valid) {
+                                            int valid, const float (&values)[VEC], int head = 0) {
+    // `head == 0 ||` lets the compiler drop the head's test where a caller passes none.
+    if (VEC == 4 && first + VEC <= valid && (head == 0 || first >= head)) {
         // An explicit 16-byte store: a float4 assignment leaves the vector store to NVVM's
         // load-store vectorizer, which dropped it (four 4-byte stores per chunk, 7 % slower at 2^28)
         // when unrelated code around it changed (profiling/PREDICTIONS.md, P19). __stwb is the
@@ -66,7 +69,8 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
-            if (first + v < valid) target[(long long)(first + v) * time_stride] = values[v];
+            if (first + v < valid && (head == 0 || first + v >= head))
+                target[(long long)(first + v) * time_stride] = values[v];
     }
 }
 

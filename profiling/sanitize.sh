@@ -5,7 +5,8 @@
 # the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21), and one case
 # more per tool runs its large shape (from 2^24 on sm_90) on 2 x 60000 steps, and one on 2 x 5300000
 # steps: 538 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
-# (kernels_cu/tile_state.cuh) under the tools too. Cases run
+# (kernels_cu/tile_state.cuh) under the tools too; and one on 2 x 1048580 steps in device memory one
+# element past a 16-byte boundary, which the 16-byte path scans from the boundary (P67). Cases run
 # JOBS at a time (default 6), each limited to CASE_SECONDS (default 300). Logs under $OUT (or
 # ./sanitizer-logs); summary.txt holds one line per case. Run from the repository root on a GPU:
 #   bash profiling/sanitize.sh
@@ -30,4 +31,5 @@ for tool in memcheck racecheck; do
     done
     echo "$tool lookback_regs 60000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 4 tiles
     echo "$tool lookback_regs 5300000 any_total"  # and at 538 tiles: several waves, the stagger
+    echo "$tool lookback_regs 1048580 head"  # rows one element past a 16-byte boundary: the head (P67)
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"

@@ -6,9 +6,12 @@ NumPy host arrays so no framework's kernels run under the tool; check against th
 With a third argument `any_total`, a 16-byte launch takes the variant's large or long shape
 whenever a sequence fills one of its tiles, whatever the launch's total steps (as the GPU tests do,
 tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps and more under the tools at a
-size they can finish.
+size they can finish. With `head` instead, the two sequences lie in device memory one element past
+a 16-byte boundary (a, b and out alike), which the look-back kernels scan 16 bytes at a time from
+the boundary (SeqLayout.head, P67); memcheck then sees whether a read or write strays outside the
+allocations.
 
-Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total]
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | head]
 """
 
 import sys
@@ -18,21 +21,53 @@ import numpy as np
 import rtscan
 
 variant, length = sys.argv[1], int(sys.argv[2])
+head = sys.argv[3:] == ["head"]
 if sys.argv[3:] == ["any_total"]:
     table = rtscan.registry.resolve(variant).table
     for key, entry in table.items():
         table[key] = rtscan.registry.any_total(entry)
-elif sys.argv[3:]:
-    sys.exit(f"the third argument may only be any_total, got {sys.argv[3:]}")
+elif sys.argv[3:] and not head:
+    sys.exit(f"the third argument may only be any_total or head, got {sys.argv[3:]}")
 if length % 4:
     sys.exit(f"LENGTH must be a multiple of 4 for the contiguous case to take the 16-byte path, got {length}")
 rng = np.random.default_rng()
 a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
 b = rng.standard_normal((2, length)).astype(np.float32)
 expected = rtscan.reference.scan(a, b)
-contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path
-strided = rtscan.scan(a.T.copy(), b.T.copy(), dim=0, variant=variant).T      # time stride 2: scalar
-for what, h in (("contiguous", contiguous), ("strided", strided)):
+
+
+class OnDevice:
+    """A (2, length) float32 array one element into its own allocation (__cuda_array_interface__)."""
+
+    def __init__(self, values: np.ndarray):
+        from rtscan import _driver
+
+        self.pointer = _driver.alloc(4 * (values.size + 1))
+        host = np.ascontiguousarray(values, dtype=np.float32)
+        _driver.copy_to_device(self.pointer + 4, host.ctypes.data, host.nbytes, 0)
+        _driver.synchronize(0)
+        self.__cuda_array_interface__ = {"shape": values.shape, "typestr": "<f4", "data": (self.pointer + 4, False),
+                                         "strides": None, "version": 3}
+
+    def read(self) -> np.ndarray:
+        from rtscan import _driver
+
+        host = np.empty(self.__cuda_array_interface__["shape"], np.float32)
+        _driver.copy_to_host(host.ctypes.data, self.pointer + 4, host.nbytes, 0)
+        _driver.synchronize(0)
+        return host
+
+
+if head:
+    rtscan._driver.make_current(0)
+    out = OnDevice(np.zeros_like(a))
+    rtscan.scan(OnDevice(a), OnDevice(b), out=out, variant=variant)
+    results = (("head", out.read()),)
+else:
+    contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path
+    strided = rtscan.scan(a.T.copy(), b.T.copy(), dim=0, variant=variant).T      # time stride 2: scalar
+    results = (("contiguous", contiguous), ("strided", strided))
+for what, h in results:
     if not np.allclose(h, expected, rtol=1e-3, atol=1e-3):
         sys.exit(f"{variant} L={length} {what}: wrong result under the sanitizer")
 print("ran", variant, length)

@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--shapes", help="rows of SEQUENCESxSTEPS instead of one sequence per size, "
                                                "e.g. 8192x4096,64x65536")
     bench_parser.add_argument("--misaligned", action="store_true",
-                              help="start every sequence one element past 16-byte alignment (the scalar path)")
+                              help="start every sequence one element past a 16-byte boundary (the look-back variants "
+                                   "still take 16-byte steps from the boundary, the others their scalar path)")
     args = parser.parse_args(argv)
     handlers = {"info": info, "compile": compile_command, "bench": bench_command}
     try:

@@ -128,17 +128,14 @@ def _cai_view(name: str, obj: Any) -> ArrayView:
     dtype = _TYPESTR.get(interface["typestr"], interface["typestr"])
     itemsize = _ITEMSIZE.get(dtype, 1)
     if interface.get("strides") is None:
-        strides, running = [], 1
-        for extent in reversed(shape):
-            strides.insert(0, running)
-            running *= extent
+        strides = contiguous_strides(shape)
     else:
-        strides = [s // itemsize for s in interface["strides"]]
+        strides = tuple(s // itemsize for s in interface["strides"])
     pointer, read_only = int(interface["data"][0]), bool(interface["data"][1])
     if read_only and name == "out":
         raise InputError("out is read-only (its __cuda_array_interface__ says so)")
     device = _device_of_pointer(name, pointer) if pointer else 0
-    return ArrayView(obj, "cuda_array_interface", pointer, shape, tuple(strides), dtype, device)
+    return ArrayView(obj, "cuda_array_interface", pointer, shape, strides, dtype, device)
 
 
 class _DLDevice(ctypes.Structure):
@@ -175,11 +172,7 @@ def _dlpack_view(name: str, obj: Any) -> ArrayView:
     if tensor.strides:
         strides = tuple(tensor.strides[i] for i in range(tensor.ndim))
     else:
-        strides_list, running = [], 1
-        for extent in reversed(shape):
-            strides_list.insert(0, running)
-            running *= extent
-        strides = tuple(strides_list)
+        strides = contiguous_strides(shape)
     pointer = (tensor.data or 0) + tensor.byte_offset
     return ArrayView(obj, "dlpack", pointer, shape, strides, dtype, tensor.device.device_id, keepalive=capsule)
 
@@ -202,21 +195,40 @@ def view(name: str, obj: Any) -> ArrayView:
                          f"NumPy array, got {type(obj).__module__}.{type(obj).__qualname__}")
 
 
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of a C-contiguous array of `shape`."""
+    strides, running = [], 1
+    for extent in reversed(shape):
+        strides.insert(0, running)
+        running *= extent
+    return tuple(strides)
+
+
 def check_dtype(name: str, array: ArrayView) -> None:
     if array.dtype not in SUPPORTED_DTYPES:
         raise InputTypeError(f"{name} has dtype {array.dtype}; rtscan supports {', '.join(SUPPORTED_DTYPES)} "
                              f"for now")
 
 
-def empty_like(array: ArrayView) -> ArrayView:
-    """A new uninitialised result of the input's own kind, keeping its layout where dense."""
+def empty_like(array: ArrayView, offset: int = 0) -> ArrayView:
+    """A new uninitialised result of the input's own kind, keeping its layout where dense. With
+    `offset` (1-3) and a C-contiguous torch or CuPy input, the result starts that many elements into
+    its allocation, as far past a 16-byte boundary as the input, so that a scan of a[1:] and b[1:]
+    keeps the 16-byte path (rtscan/_scan.py's head, P67); it is C-contiguous all the same."""
+    offset = offset if offset and array.strides == contiguous_strides(array.shape) else 0
     if array.kind == "torch":
         torch = sys.modules["torch"]  # loaded, since a is a tensor; cheaper than an import statement per call
+        if offset:
+            flat = torch.empty(array.size + offset, dtype=array.obj.dtype, device=array.obj.device)
+            return view("out", flat[offset:].view(array.shape))
         return view("out", torch.empty_like(array.obj, memory_format=torch.preserve_format))
     if array.kind == "cupy":
         import cupy
 
         with cupy.cuda.Device(array.device):
+            if offset:
+                flat = cupy.empty(array.size + offset, dtype=array.obj.dtype)
+                return view("out", flat[offset:].reshape(array.shape))
             return view("out", cupy.empty_like(array.obj))
     if array.kind == "numpy":
         return view("out", np.empty_like(array.obj))

@@ -23,7 +23,8 @@ REPLAYS = 7
 class DeviceBuffer:
     """Plain device memory exposed through __cuda_array_interface__ (no framework needed): `count`
     float32 in `shape` (default one row), starting `offset` elements into the allocation (an
-    offset of 1 makes the rows misaligned for 16-byte steps, so scans take the scalar path)."""
+    offset of 1 puts the rows one element past a 16-byte boundary, which the look-back variants
+    scan 16 bytes at a time from the boundary and the others on their scalar path)."""
 
     def __init__(self, count: int, shape: tuple[int, ...] | None = None, offset: int = 0):
         self.count = count

@@ -22,7 +22,8 @@ class SeqLayout(ctypes.Structure):
     _fields_ = [
         ("length", ctypes.c_longlong),
         ("num_seqs", ctypes.c_longlong),
-        ("batch_rank", ctypes.c_longlong),
+        ("batch_rank", ctypes.c_int),
+        ("head", ctypes.c_int),
         ("batch_size", ctypes.c_longlong * MAX_BATCH_RANK),
         ("in_batch_stride", ctypes.c_longlong * MAX_BATCH_RANK),
         ("out_batch_stride", ctypes.c_longlong * MAX_BATCH_RANK),
@@ -42,6 +43,18 @@ class Plan:
     num_seqs: int
     unit_time_stride: bool          # time stride +1 in and out (forward, contiguous along dim)
     element_offsets: tuple[int, ...]  # every batch stride and origin, for the alignment check
+
+
+def with_head(plan: Plan, head: int) -> Plan:
+    """The plan scanned from `head` (1-3) elements before each sequence's step 0, where a, b and out
+    all start that far past a 16-byte boundary: the layout's length and origins count from the
+    boundary and its `head` steps are the identity (kernels_cu/seq_layout.cuh)."""
+    layout = SeqLayout.from_buffer_copy(plan.layout)
+    layout.length += head
+    layout.in_origin -= head
+    layout.out_origin -= head
+    layout.head = head
+    return Plan(layout, plan.length + head, plan.num_seqs, plan.unit_time_stride, plan.element_offsets)
 
 
 def normalize_dim(dim: int, ndim: int) -> int:

@@ -49,7 +49,9 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
         raise InputError(f"b has strides {vb.strides} but a has {va.strides}; rtscan reads a and b with the same "
                          f"strides (make both contiguous)")
     if vout is None:
-        vout = _arrays.empty_like(va)
+        # As far past a 16-byte boundary as a and b (when they agree), for the 16-byte path's head.
+        misalignment = _misalignment(va.pointer, vb.pointer, va.pointer)
+        vout = _arrays.empty_like(va, misalignment if chosen.takes_head and misalignment else 0)
         addresses = _addresses(va.shape, va.strides, vout.strides, va.dtype)
     _check_aliasing(vout, va, vb, vh0, addresses)
     if addresses.size == 0:
@@ -75,10 +77,7 @@ def _check_h0(h0, va, axis):
         raise InputError(f"h0 must have the shape of a without dim, {batch_shape}, got {vh0.shape}")
     if vh0.device != va.device:
         raise InputError(f"h0 is in {_where(vh0)} but a is in {_where(va)}")
-    expected, running = [], 1
-    for extent in reversed(vh0.shape):
-        expected.insert(0, running)
-        running *= extent
+    expected = _arrays.contiguous_strides(vh0.shape)
     if any(s != e for s, e, n in zip(vh0.strides, expected, vh0.shape) if n > 1):
         raise InputError(f"h0 must be contiguous (C order), got strides {vh0.strides}")
     return vh0
@@ -165,31 +164,49 @@ class _Prepared(NamedTuple):
     shared_bytes: int           # dynamic shared memory of each launch
 
 
-# (variant, device, dtype, shape, strides of a and of out, axis, reverse, 16-byte aligned) ->
+# (variant, device, dtype, shape, strides of a and of out, axis, reverse, misalignment) ->
 # _Prepared. Small calls are bound by the host (profiling/NOTES.md, item 14), and the plan, the
 # shape choice and the vector test are the same for every call of one layout. The loaded function
 # is still looked up per call: it depends on the compile defines too (_kernels.compiled_with).
 _prepared: dict[tuple, _Prepared] = {}
 
 
-def _vector_width(plan: _layout.Plan, aligned: bool) -> int:
-    if not plan.unit_time_stride or not aligned:
-        return 1
-    if any(offset % 4 for offset in plan.element_offsets):
-        return 1
-    return 4
+def _misalignment(a: int, b: int, out: int) -> int | None:
+    """How many float32 elements past a 16-byte boundary a, b and out all start (0-3); None when
+    they differ, or when one is not even 4-byte aligned."""
+    if (a | b | out) & 3:
+        return None
+    elements = (a >> 2) & 3
+    return elements if (b >> 2) & 3 == elements and (out >> 2) & 3 == elements else None
 
 
-def _prepare(chosen, va, vout, axis, reverse, aligned, arch) -> _Prepared:
+def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool) -> tuple[int, int]:
+    """(steps a lane moves per chunk, head). 16-byte steps need unit time stride, batch strides and
+    origins that keep every sequence placed as the first, and a, b and out equally far past a
+    16-byte boundary: at it (head 0), or, for kernels that honour SeqLayout.head, 1-3 elements
+    past it, scanned from the boundary with that many identity steps first (P67)."""
+    if not plan.unit_time_stride or misalignment is None or any(offset % 4 for offset in plan.element_offsets):
+        return 1, 0
+    if misalignment and not takes_head:
+        return 1, 0
+    return 4, misalignment
+
+
+def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     """The launch for this layout, reused while the variant's tuning entry is the same object (an
     entry replaced, as sweeps and tests do, is seen; one edited in place would not be)."""
     entry = tuning.lookup(chosen.table, arch, va.dtype)
-    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, aligned)
+    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, misalignment)
     prepared = _prepared.get(key)
     if prepared is not None and prepared.entry is entry:
         return prepared
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
-    shape = chosen.launch_shape(arch, va.dtype, _vector_width(plan, aligned), plan.length, plan.num_seqs)
+    vec, head = _vector_head(plan, misalignment, chosen.takes_head)
+    shape = chosen.launch_shape(arch, va.dtype, vec, plan.length + head, plan.num_seqs)
+    if head and shape.vec != 4:  # a shape with only the scalar form (one step a thread) ignores the head
+        head, shape = 0, chosen.launch_shape(arch, va.dtype, 1, plan.length, plan.num_seqs)
+    if head:
+        plan = _layout.with_head(plan, head)
     tiles_per_seq = -(-plan.length // shape.tile)
     num_tiles = tiles_per_seq * plan.num_seqs
     if num_tiles > _MAX_GRID:
@@ -251,8 +268,8 @@ def _argument_block() -> _ArgumentBlock:
 def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     device = va.device
     _driver.make_current(device)
-    aligned = not (va.pointer | vb.pointer | vout.pointer) & 15
-    prepared = _prepare(chosen, va, vout, axis, reverse, aligned, _kernels.device_arch(device))
+    misalignment = _misalignment(va.pointer, vb.pointer, vout.pointer)
+    prepared = _prepare(chosen, va, vout, axis, reverse, misalignment, _kernels.device_arch(device))
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
         return

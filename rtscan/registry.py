@@ -106,6 +106,7 @@ class Variant:
     dynamic_shared: Callable[[LaunchShape], int] = staged_tile_bytes  # bytes one block's launch passes
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
+    takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
@@ -156,7 +157,8 @@ class Variant:
 def _lookback(name: str, description: str, table: dict) -> Variant:
     """A specialisation of kernels_cu/lookback.cu's lookback_scan: its table's shapes set it apart."""
     return Variant(name=name, source="lookback.cu", template="rtscan::lookback_scan",
-                   description=f"single-pass decoupled look-back{description}", passes=1, table=table)
+                   description=f"single-pass decoupled look-back{description}", passes=1, table=table,
+                   takes_head=True)
 
 
 # The three-pass forms (kernels_cu/three_pass.cu): one template argument list for passes 1 and 3,

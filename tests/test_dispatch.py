@@ -58,18 +58,21 @@ def recorder(monkeypatch):
     return record
 
 
-def views(shape, pointer=0x7000000, offset=0):
+def views(shape, pointer=0x7000000, offset=0, out_offset=None):
+    """a, b and out of `shape`, C-contiguous, `offset` elements past a 16-byte boundary (out:
+    `out_offset`, by default the same)."""
     strides, running = [], 1
     for extent in reversed(shape):
         strides.insert(0, running)
         running *= extent
     size = running
-    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i + 4 * offset, tuple(shape), tuple(strides),
+    offsets = (offset, offset, offset if out_offset is None else out_offset)
+    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i + 4 * offsets[i], tuple(shape), tuple(strides),
                               "float32", 0) for i in range(3)]
 
 
-def launch(name, shape, stream=5, offset=0):
-    va, vb, vout = views(shape, offset=offset)
+def launch(name, shape, stream=5, offset=0, out_offset=None):
+    va, vb, vout = views(shape, offset=offset, out_offset=out_offset)
     _scan._launch(registry.resolve(name), va, vb, None, vout, len(shape) - 1, False, stream)
 
 
@@ -116,7 +119,9 @@ def test_a_layout_is_prepared_once_per_tuning_entry_and_alignment(recorder, monk
     launch("lookback_regs", (3, 20000))
     first = recorder.shape
     assert first.vec == 4
-    launch("lookback_regs", (3, 20000), offset=1)  # a[1:]-like addresses: the scalar path
+    launch("lookback_regs", (3, 20000), offset=1)  # a[1:]-like addresses: 16 bytes at a time, one head step
+    assert recorder.shape.vec == 4
+    launch("lookback_regs", (3, 20000), offset=1, out_offset=2)  # placed differently: the scalar path
     assert recorder.shape.vec == 1
     launch("lookback_regs", (3, 20000))
     assert recorder.shape == first
@@ -127,7 +132,7 @@ def test_a_layout_is_prepared_once_per_tuning_entry_and_alignment(recorder, monk
     assert recorder.shape.items == 8
     tiles = [event[2] for event in recorder.events if event[0] == "launch"]
     assert tiles[-1] == 3 * -(-20000 // (256 * 8))
-    assert len(_scan._prepared) == 2  # aligned (rebuilt for the new entry) and not aligned
+    assert len(_scan._prepared) == 3  # aligned (rebuilt for the new entry), one element past, mixed
 
 
 def test_the_argument_block_holds_this_calls_values(recorder):
@@ -240,3 +245,57 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
     # The same layout on another stream: only the workspace changes, and the block follows it.
     launch("lookback_regs", (2, 5000), stream=6)
     assert block_values()[1] == _workspace._workspaces[_workspace._key(0, 6)].pointer != seen[4][0]
+
+
+def launched_layout(recorder):
+    import ctypes
+
+    pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
+    layout = _layout.SeqLayout.from_address(pointers[4])
+    tiles_per_seq = ctypes.c_longlong.from_address(pointers[6]).value
+    return layout, tiles_per_seq
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3])
+def test_rows_equally_misaligned_start_their_tiles_at_the_boundary(recorder, offset):
+    """P67: a, b and out all `offset` elements past a 16-byte boundary, rows a multiple of 4 long:
+    the 16-byte path, scanned from the boundary with `offset` identity steps first, the pointers
+    unchanged (the origins move instead)."""
+    va, vb, vout = views((3, 20000), offset=offset)
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    layout, tiles_per_seq = launched_layout(recorder)
+    assert recorder.shape.vec == 4
+    assert (layout.head, layout.length, layout.in_origin, layout.out_origin) == (offset, 20000 + offset, -offset, -offset)
+    assert (layout.in_batch_stride[0], layout.out_batch_stride[0]) == (20000, 20000)
+    assert tiles_per_seq == -(-(20000 + offset) // recorder.shape.tile)
+
+
+@pytest.mark.parametrize("case", ["out placed differently", "rows not a multiple of 4", "reverse", "three_pass",
+                                  "one step a thread"])
+def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
+    name, shape, offset, out_offset, reverse = "lookback_regs", (3, 20000), 1, None, False
+    if case == "out placed differently":
+        out_offset = 0
+    elif case == "rows not a multiple of 4":
+        shape = (3, 20001)
+    elif case == "reverse":
+        reverse = True
+    elif case == "three_pass":
+        name = "three_pass"
+    elif case == "one step a thread":
+        name = "lookback_warp"  # the seed's shapes: one step a thread, scalar only
+    va, vb, vout = views(shape, offset=offset, out_offset=out_offset)
+    _scan._launch(registry.resolve(name), va, vb, None, vout, 1, reverse, 5)
+    assert recorder.shape.vec == 1
+    if not registry.resolve(name).pass_kernels:
+        layout, _ = launched_layout(recorder)
+        assert (layout.head, layout.length) == (0, shape[1])
+
+
+def test_misalignment_is_counted_in_elements_and_must_agree():
+    assert _scan._misalignment(0x1000, 0x2000, 0x3000) == 0
+    assert _scan._misalignment(0x1004, 0x2004, 0x3004) == 1
+    assert _scan._misalignment(0x100c, 0x200c, 0x300c) == 3
+    assert _scan._misalignment(0x1004, 0x2008, 0x3004) is None
+    assert _scan._misalignment(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
+

@@ -208,11 +208,13 @@ def test_seq_layout_struct_mirrors_the_header():
     """rtscan/_layout.py's ctypes struct and kernels_cu/seq_layout.cuh must agree field for field."""
     text = (_compile.kernels_dir() / "seq_layout.cuh").read_text()
     body = re.search(r"struct SeqLayout \{(.*?)\};", text, re.S).group(1)
-    header_fields = re.findall(r"long long (\w+)(\[MAX_BATCH_RANK\])?;", body)
-    assert [name for name, _ in header_fields] == [name for name, _ in _layout.SeqLayout._fields_]
-    for (name, is_array), (_, ctype) in zip(header_fields, _layout.SeqLayout._fields_):
-        expected = ctypes.c_longlong * _layout.MAX_BATCH_RANK if is_array else ctypes.c_longlong
+    header_fields = re.findall(r"^\s*(long long|int) (\w+)(\[MAX_BATCH_RANK\])?;", body, re.M)
+    assert [name for _, name, _ in header_fields] == [name for name, _ in _layout.SeqLayout._fields_]
+    for (kind, name, is_array), (_, ctype) in zip(header_fields, _layout.SeqLayout._fields_):
+        scalar = ctypes.c_longlong if kind == "long long" else ctypes.c_int
+        expected = scalar * _layout.MAX_BATCH_RANK if is_array else scalar
         assert ctypes.sizeof(ctype) == ctypes.sizeof(expected), name
+    assert ctypes.sizeof(_layout.SeqLayout) == 8 * (7 + 3 * _layout.MAX_BATCH_RANK)  # no padding anywhere
     rank = re.search(r"constexpr int MAX_BATCH_RANK = (\d+);", text).group(1)
     assert int(rank) == _layout.MAX_BATCH_RANK
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import rtscan
+
 from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, SHORT_TILE, TILE, WARP_SPAN, cuda, guarded_out,
                   host, length_id, regime, scan_and_check, torch)
 
@@ -21,18 +23,28 @@ TILE_EDGES = [k * TILE + d for k in (1, 2, 32, 33) for d in (-1, 0, 1)]
 # Short-shape edges below one long tile, and its segment edge (32 short tiles; the scalar modes)
 SHORT_EDGES = sorted({k * SHORT_TILE + d for k in (1, 2, 32) for d in (-1, 0, 1)} - set(TILE_EDGES))
 OTHER = [TILE + WARP_SPAN + 1, 997, 65537, 2**20 + 3]
-MODES = ["contiguous", "misaligned", "reverse", "h0", "reverse_h0", "time_strided", "batch", "batch_reverse"]
+MODES = ["contiguous", "misaligned", "misaligned_3", "misaligned_mixed", "reverse", "h0", "reverse_h0",
+         "time_strided", "batch", "batch_reverse", "batch_misaligned"]
+# Elements past a 16-byte boundary at which a and b start, and out: equal offsets take the 16-byte
+# path from the boundary with that many identity steps first (SeqLayout.head, P67), unequal ones
+# the scalar path.
+OFFSETS = {"misaligned": (1, 1), "misaligned_3": (3, 3), "misaligned_mixed": (1, 2)}
+
+
+def shifted(values: np.ndarray, offset: int):
+    """values on the GPU `offset` elements past the start of an allocation, after NaN: a kernel that
+    read a step before the first would spread it to every state."""
+    return cuda(np.concatenate([np.full(offset, np.nan), values]).astype(np.float32))[offset:]
 
 
 def run_mode(rng, mode: str, length: int, regime_name: str = "mixed", what: str = ""):
     """One scan of `length` steps laid out as `mode` says, checked element by element."""
-    if mode in ("contiguous", "misaligned", "reverse", "h0", "reverse_h0"):
+    if mode in ("contiguous", "reverse", "h0", "reverse_h0", *OFFSETS):
         a_np, b_np = regime(rng, regime_name, (length,))
-        offset = 1 if mode == "misaligned" else 0  # a[1:]: not 16-byte aligned, the scalar path
-        a = cuda(np.concatenate([[0.5], a_np]).astype(np.float32))[1:] if offset else cuda(a_np)
-        b = cuda(np.concatenate([[0.5], b_np]).astype(np.float32))[1:] if offset else cuda(b_np)
+        offset, out_offset = OFFSETS.get(mode, (0, 0))
+        a, b = (shifted(x, offset) if offset else cuda(x) for x in (a_np, b_np))
         h0 = cuda(rng.uniform(-2, 2, ()).astype(np.float32)) if "h0" in mode else None
-        out, outside_untouched = guarded_out(length, 64 + offset)
+        out, outside_untouched = guarded_out(length, 64 + out_offset)
         scan_and_check(a, b, h0=h0, reverse="reverse" in mode, out=out, what=what)
         outside_untouched()
     elif mode == "time_strided":  # time on dim 0 of (L, 3): stride 3 between steps
@@ -42,6 +54,21 @@ def run_mode(rng, mode: str, length: int, regime_name: str = "mixed", what: str 
         a_np, b_np = regime(rng, regime_name, (3, length))
         h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
         scan_and_check(cuda(a_np), cuda(b_np), h0=h0, reverse=mode == "batch_reverse", what=what)
+    elif mode == "batch_misaligned":  # 3 rows, each 2 elements past a boundary (row pitch a multiple of 4)
+        a_np, b_np = regime(rng, regime_name, (3, length))
+        pitch = -(-length // 4) * 4 + 4
+
+        def rows(values, fill):
+            buffer = torch.full((3, pitch), fill, device="cuda")
+            buffer[:, 2:2 + length] = torch.from_numpy(values)
+            return buffer, buffer[:, 2:2 + length]
+
+        (_, a), (_, b) = rows(a_np, float("nan")), rows(b_np, float("nan"))
+        out_buffer, out = rows(np.full((3, length), np.nan, np.float32), 777.0)
+        h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
+        scan_and_check(a, b, h0=h0, out=out, what=what)
+        outside = torch.cat([out_buffer[:, :2].flatten(), out_buffer[:, 2 + length:].flatten()])
+        assert bool((outside == 777.0).all()), "rtscan wrote outside out's rows"
     else:
         raise ValueError(mode)
 
@@ -50,6 +77,49 @@ def run_mode(rng, mode: str, length: int, regime_name: str = "mixed", what: str 
 @pytest.mark.parametrize("length", SMALL + TILE_EDGES + SHORT_EDGES + OTHER, ids=length_id)
 def test_lengths(rng, length, mode):
     run_mode(rng, mode, length, what=f"{mode} L={length}")
+
+
+# With a head of h identity steps, tiles end k * tile - h steps into the caller's sequence.
+HEAD_EDGES = [pytest.param(mode, k * size - head + d, id=f"{mode}-{k}x{name}-{head}{d:+d}")
+              for mode, head in (("misaligned", 1), ("misaligned_3", 3), ("batch_misaligned", 2))
+              for name, size in (("TILE", TILE), ("SHORT", SHORT_TILE)) for k in (1, 2) for d in (-1, 0, 1)]
+
+
+@pytest.mark.parametrize("mode,length", HEAD_EDGES)
+def test_heads_at_tile_edges(rng, mode, length):
+    run_mode(rng, mode, length, what=f"{mode} L={length}")
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(4099,), (3, 4096), (2, TILE + 8)], ids=str)
+def test_a_new_result_sits_where_the_inputs_do(rng, shape, offset):
+    """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b, so the
+    16-byte path's head applies to all three (P67); it is still C-contiguous, and right."""
+    import _checks
+
+    a_np, b_np = regime(rng, "mixed", shape)
+    a = shifted(a_np.ravel(), offset).view(shape)
+    b = shifted(b_np.ravel(), offset).view(shape)
+    out = rtscan.scan(a, b)
+    torch.cuda.synchronize()
+    assert out.is_contiguous() and out.shape == a.shape
+    assert out.data_ptr() % 16 == a.data_ptr() % 16 == 4 * offset
+    _checks.assert_close(host(out), _checks.expected(a_np, b_np, None, -1, False),
+                         _checks.running_scale(a_np, b_np, None, -1, False), f"new result {shape} +{offset}")
+
+
+def test_a_new_result_of_a_strided_input_is_contiguous(rng):
+    """Rows of x[:, 1:] are not C-contiguous: the result is a plain contiguous tensor (scalar path)."""
+    import _checks
+
+    a_np, b_np = regime(rng, "mixed", (3, 1000))
+    a = cuda(np.pad(a_np, ((0, 0), (1, 0)), constant_values=np.nan))[:, 1:]
+    b = cuda(np.pad(b_np, ((0, 0), (1, 0)), constant_values=np.nan))[:, 1:]
+    out = rtscan.scan(a, b)
+    torch.cuda.synchronize()
+    assert out.is_contiguous()
+    _checks.assert_close(host(out), _checks.expected(a_np, b_np, None, -1, False),
+                         _checks.running_scale(a_np, b_np, None, -1, False), "new result of x[:, 1:]")
 
 
 @pytest.mark.parametrize("mode", ["contiguous", "misaligned", "reverse"])
