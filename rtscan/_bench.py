@@ -110,12 +110,13 @@ def _clocks() -> str:
 
 def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0) -> None:
     """One line per row (sequences, steps): each variant's time beside a copy of the same bytes.
-    With offset 1 every sequence starts one element past 16-byte alignment (the scalar path)."""
+    With offset 1 every sequence starts one element past a 16-byte boundary (for the look-back
+    variants the head of rtscan/_scan.py, unless it would cost a tile; the scalar path for others)."""
     _driver.make_current(0)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
     print(f"device: {_driver.device_name(0)}; {_clocks()} at start"
-          + ("; inputs one element past 16-byte alignment (scalar path)" if offset else ""), flush=True)
+          + ("; inputs one element past a 16-byte boundary" if offset else ""), flush=True)
     header = f"{'elements':>14} {'copy us':>9} {'copy GB/s':>9}"
     for name in variant_names:
         header += f" | {name + ' us':>20} {'GB/s':>7} {'vs copy':>7}"
