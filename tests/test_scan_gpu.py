@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import rtscan
-
+import _checks
 from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, SHORT_TILE, TILE, WARP_SPAN, cuda, guarded_out,
                   host, length_id, regime, scan_and_check, torch)
 
@@ -93,10 +93,9 @@ def test_heads_at_tile_edges(rng, mode, length):
 @pytest.mark.parametrize("offset", [1, 2, 3])
 @pytest.mark.parametrize("shape", [(4099,), (3, 4096), (2, TILE + 8)], ids=str)
 def test_a_new_result_sits_where_the_inputs_do(rng, shape, offset):
-    """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b, so the
-    16-byte path's head applies to all three (P67); it is still C-contiguous, and right."""
-    import _checks
-
+    """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b, so that
+    the 16-byte path's head can apply to all three (P67; rows of exactly one short tile keep the
+    scalar path); it is still C-contiguous, and right."""
     a_np, b_np = regime(rng, "mixed", shape)
     a = shifted(a_np.ravel(), offset).view(shape)
     b = shifted(b_np.ravel(), offset).view(shape)
@@ -110,8 +109,6 @@ def test_a_new_result_sits_where_the_inputs_do(rng, shape, offset):
 
 def test_a_new_result_of_a_strided_input_is_contiguous(rng):
     """Rows of x[:, 1:] are not C-contiguous: the result is a plain contiguous tensor (scalar path)."""
-    import _checks
-
     a_np, b_np = regime(rng, "mixed", (3, 1000))
     a = cuda(np.pad(a_np, ((0, 0), (1, 0)), constant_values=np.nan))[:, 1:]
     b = cuda(np.pad(b_np, ((0, 0), (1, 0)), constant_values=np.nan))[:, 1:]
