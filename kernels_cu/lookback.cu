@@ -35,7 +35,8 @@
 //                  32 * PROTOCOL_WARP threads, at most 1024
 //   ITEMS          steps per thread, a multiple of VEC
 //   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
-//                  stride and 16-byte aligned sequences; 1 = any stride, including negative
+//                  stride and 16-byte aligned sequences, counted from the head where the layout has
+//                  one (seq_layout.cuh); 1 = any stride, including negative
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 //   REGISTER_ITEMS of a thread's ITEMS, how many are held in registers (a multiple of VEC)

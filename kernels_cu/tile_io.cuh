@@ -1,6 +1,7 @@
 // A tile's steps in and out of global memory, for the kernels that keep steps in registers
 // (lookback.cu's register-held chunks, blelloch.cu): VEC = 4 moves 16 bytes at once and needs unit
-// time stride and 16-byte aligned sequences; VEC = 1 reads any stride, including negative.
+// time stride and 16-byte aligned sequences (lookback.cu's counted from seq_layout.cuh's head);
+// VEC = 1 reads any stride, including negative.
 #pragma once
 
 #include "affine.cuh"

@@ -37,31 +37,41 @@ expected = rtscan.reference.scan(a, b)
 
 
 class OnDevice:
-    """A (2, length) float32 array one element into its own allocation (__cuda_array_interface__)."""
+    """A (2, length) float32 array one element into its own allocation (__cuda_array_interface__),
+    after a guard element of 777: memcheck cannot see a write there, so guard() reads it back."""
 
     def __init__(self, values: np.ndarray):
         from rtscan import _driver
 
+        self.shape = values.shape
         self.pointer = _driver.alloc(4 * (values.size + 1))
-        host = np.ascontiguousarray(values, dtype=np.float32)
-        _driver.copy_to_device(self.pointer + 4, host.ctypes.data, host.nbytes, 0)
+        host = np.concatenate([[777.0], np.ravel(values)]).astype(np.float32)
+        _driver.copy_to_device(self.pointer, host.ctypes.data, host.nbytes, 0)
         _driver.synchronize(0)
         self.__cuda_array_interface__ = {"shape": values.shape, "typestr": "<f4", "data": (self.pointer + 4, False),
                                          "strides": None, "version": 3}
 
-    def read(self) -> np.ndarray:
+    def _read_all(self) -> np.ndarray:
         from rtscan import _driver
 
-        host = np.empty(self.__cuda_array_interface__["shape"], np.float32)
-        _driver.copy_to_host(host.ctypes.data, self.pointer + 4, host.nbytes, 0)
+        host = np.empty(int(np.prod(self.shape)) + 1, np.float32)
+        _driver.copy_to_host(host.ctypes.data, self.pointer, host.nbytes, 0)
         _driver.synchronize(0)
         return host
+
+    def read(self) -> np.ndarray:
+        return self._read_all()[1:].reshape(self.shape)
+
+    def guard(self) -> float:
+        return float(self._read_all()[0])
 
 
 if head:
     rtscan._driver.make_current(0)
     out = OnDevice(np.zeros_like(a))
     rtscan.scan(OnDevice(a), OnDevice(b), out=out, variant=variant)
+    if out.guard() != 777.0:
+        sys.exit(f"{variant} L={length} head: the element before out was written under the sanitizer")
     results = (("head", out.read()),)
 else:
     contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path

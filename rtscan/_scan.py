@@ -49,9 +49,7 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
         raise InputError(f"b has strides {vb.strides} but a has {va.strides}; rtscan reads a and b with the same "
                          f"strides (make both contiguous)")
     if vout is None:
-        # As far past a 16-byte boundary as a and b (when they agree), for the 16-byte path's head.
-        misalignment = _misalignment(va.pointer, vb.pointer, va.pointer)
-        vout = _arrays.empty_like(va, misalignment if chosen.takes_head and misalignment else 0)
+        vout = _arrays.empty_like(va, _result_offset(chosen, va, vb, axis, bool(reverse)))
         addresses = _addresses(va.shape, va.strides, vout.strides, va.dtype)
     _check_aliasing(vout, va, vb, vh0, addresses)
     if addresses.size == 0:
@@ -178,6 +176,18 @@ def _misalignment(a: int, b: int, out: int) -> int | None:
         return None
     elements = (a >> 2) & 3
     return elements if (b >> 2) & 3 == elements and (out >> 2) & 3 == elements else None
+
+
+def _result_offset(chosen, va, vb, axis: int, reverse: bool) -> int:
+    """Where a new C-contiguous result should start, in elements past a 16-byte boundary: as far as
+    a and b when the launch would then take the head (P67), else on the boundary. The launch it
+    asks about is the one _launch prepares next (the result has a's strides), so it is built once."""
+    misalignment = _misalignment(va.pointer, vb.pointer, va.pointer)
+    if (not misalignment or not chosen.takes_head or va.device is None
+            or va.strides != _arrays.contiguous_strides(va.shape) or _arrays.element_count(va.shape) == 0):
+        return 0
+    prepared = _prepare(chosen, va, va, axis, reverse, misalignment, _kernels.device_arch(va.device))
+    return misalignment if prepared.plan.layout.head else 0
 
 
 def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool) -> tuple[int, int]:

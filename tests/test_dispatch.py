@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import ctypes
+
 import pytest
 
 from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry
@@ -136,8 +138,6 @@ def test_a_layout_is_prepared_once_per_tuning_entry_and_alignment(recorder, monk
 
 
 def test_the_argument_block_holds_this_calls_values(recorder):
-    import ctypes
-
     va, vb, vout = views((2, 5000), pointer=0x9000000)
     _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
     pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
@@ -221,8 +221,6 @@ def test_a_repeated_layout_with_new_pointers_is_checked_again(device_arrays):
 
 
 def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
-    import ctypes
-
     def block_values():
         pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
         layout = _layout.SeqLayout.from_address(pointers[4])
@@ -248,8 +246,6 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
 
 
 def launched_layout(recorder):
-    import ctypes
-
     pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
     layout = _layout.SeqLayout.from_address(pointers[4])
     tiles_per_seq = ctypes.c_longlong.from_address(pointers[6]).value
@@ -268,6 +264,8 @@ def test_rows_equally_misaligned_start_their_tiles_at_the_boundary(recorder, off
     assert (layout.head, layout.length, layout.in_origin, layout.out_origin) == (offset, 20000 + offset, -offset, -offset)
     assert (layout.in_batch_stride[0], layout.out_batch_stride[0]) == (20000, 20000)
     assert tiles_per_seq == -(-(20000 + offset) // recorder.shape.tile)
+    pointers = (ctypes.c_void_p * 3).from_address(recorder.params_address)
+    assert [ctypes.c_void_p.from_address(pointers[i]).value for i in range(3)] == [va.pointer, vb.pointer, vout.pointer]
 
 
 @pytest.mark.parametrize("case", ["out placed differently", "rows not a multiple of 4", "reverse", "three_pass",
@@ -301,3 +299,26 @@ def test_misalignment_is_counted_in_elements_and_must_agree():
     assert _scan._misalignment(0x1004, 0x2008, 0x3004) is None
     assert _scan._misalignment(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
 
+
+
+@pytest.mark.parametrize("case,expected", [("rows that keep their tiles", 1), ("aligned", 0), ("reverse", 0),
+                                           ("a tile more", 0), ("rows not a multiple of 4", 0),
+                                           ("b placed differently", 0), ("three_pass", 0)])
+def test_a_new_result_is_placed_off_the_boundary_only_for_a_head(recorder, case, expected):
+    """rtscan allocates a C-contiguous result as far past a 16-byte boundary as a and b only where
+    the launch then takes the head (P67); everywhere else on the boundary."""
+    name, shape, offset, reverse = "lookback_regs", (3, 20000), 1, False
+    if case == "aligned":
+        offset = 0
+    elif case == "reverse":
+        reverse = True
+    elif case == "a tile more":
+        shape = (3, registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile)
+    elif case == "rows not a multiple of 4":
+        shape = (3, 20001)
+    elif case == "three_pass":
+        name = "three_pass"
+    va, vb, _ = views(shape, offset=offset)
+    if case == "b placed differently":
+        vb = vb._replace(pointer=vb.pointer + 4)
+    assert _scan._result_offset(registry.resolve(name), va, vb, 1, reverse) == expected

@@ -41,7 +41,9 @@ def run(rng, name: str, mode: str, length: int):
         h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
         scan_and_check(cuda(a_np), cuda(b_np), h0=h0, variant=name, what=what)
     else:
-        offset = 1 if mode == "misaligned" else 0  # a[1:]: not 16-byte aligned, the scalar path
+        # a[1:] with out alike: the look-back variants' head where their shape has a 16-byte form
+        # (P67), the scalar path for the others
+        offset = 1 if mode == "misaligned" else 0
         a = cuda(np.concatenate([[0.5] * offset, a_np]).astype(np.float32))[offset:]
         b = cuda(np.concatenate([[0.5] * offset, b_np]).astype(np.float32))[offset:]
         h0 = cuda(rng.uniform(-2, 2, ()).astype(np.float32)) if mode == "reverse_h0" else None
