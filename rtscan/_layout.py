@@ -8,6 +8,7 @@ output alike) are merged, so the kernel sees at most MAX_BATCH_RANK of them.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import operator
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ def with_head(plan: Plan, head: int) -> Plan:
     layout.in_origin -= head
     layout.out_origin -= head
     layout.head = head
-    return Plan(layout, plan.length + head, plan.num_seqs, plan.unit_time_stride, plan.element_offsets)
+    return dataclasses.replace(plan, layout=layout, length=plan.length + head)
 
 
 def normalize_dim(dim: int, ndim: int) -> int:

@@ -195,9 +195,8 @@ def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool)
     origins that keep every sequence placed as the first, and a, b and out equally far past a
     16-byte boundary: at it (head 0), or, for kernels that honour SeqLayout.head, 1-3 elements
     past it, scanned from the boundary with that many identity steps first (P67)."""
-    if not plan.unit_time_stride or misalignment is None or any(offset % 4 for offset in plan.element_offsets):
-        return 1, 0
-    if misalignment and not takes_head:
+    if (not plan.unit_time_stride or misalignment is None or (misalignment and not takes_head)
+            or any(offset % 4 for offset in plan.element_offsets)):
         return 1, 0
     return 4, misalignment
 
