@@ -60,21 +60,6 @@ namespace rtscan {
 // Copy groups a lane's staged chunks are split into (at most 4: wait_for_staged_groups' range).
 constexpr int STAGE_GROUPS = 4;
 
-// With a protocol warp, the data warps tell it their first pass is done through hardware barrier 1
-// (barrier 0 is __syncthreads'): each data warp arrives without waiting and goes on to rewrite its
-// maps, the protocol warp waits. PTX orders every memory access a thread made before bar.arrive
-// before any access made after the bar.sync that completes the barrier (the warp prefixes in
-// shared memory). THREADS counts the whole block, protocol warp included.
-template <int THREADS>
-__device__ __forceinline__ void first_pass_arrive() {
-    asm volatile("bar.arrive 1, %0;" ::"n"(THREADS) : "memory");
-}
-
-template <int THREADS>
-__device__ __forceinline__ void first_pass_wait() {
-    asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
-}
-
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
           int SEGMENT, int PROTOCOL_WARP>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
@@ -107,8 +92,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     __shared__ ClaimedTile shared_claim;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
     __shared__ float shared_carry;
-    __shared__ unsigned shared_first_passes;  // data warps done with the first pass (a hint, see below)
-    if (PROTOCOL_WARP && threadIdx.x == 0) shared_first_passes = 0;  // claim_tile's barrier orders it
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
@@ -177,7 +160,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // steps, the second pass computes them again (the same operations, so the same bits).
     constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
-    EarlyCarry early = {false, 0.0f};
     if (holds_steps) {
         // Steps are requested in the order the first pass uses them: the register chunks, then the
         // staged chunks in up to STAGE_GROUPS groups, so that the scan of a group's chunks starts
@@ -210,24 +192,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
         }
         if (lane == 0) shared_warp_prefix[warp] = warp_running;
-        if (PROTOCOL_WARP) {
-            if (lane == 0) atomicAdd_block(&shared_first_passes, 1u);
-            first_pass_arrive<BLOCK_THREADS + 32>();
-        }
-    } else if (PROTOCOL_WARP) {
-        // The protocol warp, while the data warps load and reduce: look back already (P68). It
-        // stops trying once every data warp has counted itself in. Lane 0's reading of the count
-        // decides for the warp (the walk's shuffles need every lane on one path); the read has no
-        // ordering, so a stale one costs one more round of polls, nothing else. The barrier after
-        // it is what orders the warp prefixes before their use.
-        early = early_segment_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT>(
-            ws, tile, seq, chunk, tiles_per_seq, generation, [&] {
-                const unsigned passes = *static_cast<volatile unsigned*>(&shared_first_passes);
-                return __shfl_sync(0xffffffffu, passes, 0) == unsigned(WARPS);
-            });
-        first_pass_wait<BLOCK_THREADS + 32>();
     }
-    if (!PROTOCOL_WARP) __syncthreads();
+    __syncthreads();
 
     if (runs_protocol) {
         // Scan the warp aggregates; lane w ends with the map of warps 0..w.
@@ -237,7 +203,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
         SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
         const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT>(ws, h0, tile, seq, chunk, tiles_per_seq,
-                                                                            generation, tile_map, segment_held, early);
+                                                                            generation, tile_map, segment_held);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

@@ -164,7 +164,7 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
             word_value(inclusive), word_value(aggregate_a), word_value(aggregate_b)};
 }
 
-// Called by all 32 lanes of one warp. Finds the state just before segment `segment`, whose
+// Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
 // position in its sequence is `position` > 0 (segment 0 starts from h0 and never looks back).
 //
 // A window is LANES * DEPTH predecessors, read with one round of loads: lane l < LANES, depth d
@@ -175,14 +175,9 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // none touches another sequence's segments. Segment 0 of a sequence publishes its end state
 // whenever a segment follows, and never its aggregate, so the walk waits there rather than
 // passing over it.
-//
-// `give_up()`, asked after every round whose reads did not settle the carry, lets a caller stop
-// early: the walk then returns false and `carry` is unset. Every lane must get the same answer. Otherwise it returns true with the
-// carry, the same bits whenever it settles (the fold above is fixed by the chain).
-template <int DEPTH, int LANES = WARP_SIZE, class GiveUp>
-__device__ __forceinline__ bool lookback_carry_until(const Descriptors& segments, long long segment,
-                                                     long long position, unsigned generation, GiveUp give_up,
-                                                     float& carry) {
+template <int DEPTH, int LANES = WARP_SIZE>
+__device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
+                                                unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
@@ -213,12 +208,8 @@ __device__ __forceinline__ bool lookback_carry_until(const Descriptors& segments
                 ready = ready && (!needed || seen[d].aggregated);
             }
             if (__all_sync(0xffffffffu, ready)) break;
-            if (give_up()) return false;
         }
-        if (first_finished == SPAN) {  // a whole window of aggregates: look further back
-            if (give_up()) return false;
-            continue;
-        }
+        if (first_finished == SPAN) continue;  // a whole window of aggregates: look further back
 
         // Fold forward from the finished predecessor, nearest last, one fma per segment: first the
         // rest of this window, then each nearer window, re-reading its (immutable) aggregates.
@@ -253,18 +244,8 @@ __device__ __forceinline__ bool lookback_carry_until(const Descriptors& segments
                 }
             }
         }
-        carry = state;
-        return true;
+        return state;
     }
-}
-
-// The walk to its end: the state just before segment `segment`.
-template <int DEPTH, int LANES = WARP_SIZE>
-__device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
-                                                unsigned generation) {
-    float carry;
-    lookback_carry_until<DEPTH, LANES>(segments, segment, position, generation, [] { return false; }, carry);
-    return carry;
 }
 
 // What a tile takes from its segment: the composed maps of the segment's tiles before it, and
@@ -300,44 +281,17 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
     return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
-// A segment carry found by a look-back that started before the tile's own map was known.
-struct EarlyCarry {
-    bool found;
-    float carry;
-};
-
-// Called by all 32 lanes of a protocol warp (lookback.cu) as soon as its block has a tile, while
-// the data warps still load and reduce it: the look-back for the tile's segment carry, given up
-// once `first_pass_done()` says the tile's own map is ready, because from then on the block must
-// publish that map before anything else (successors fold over it: a block that waited for its
-// carry before publishing would chain every tile to its predecessor's wait). Nothing here writes,
-// so the forward-progress argument above is unchanged; the carry, when found, is the same bits
-// tile_carry's own look-back would have found.
-template <int DEPTH, int LANES, int SEGMENT, class Done>
-__device__ __forceinline__ EarlyCarry early_segment_carry(const TileWorkspace& ws, long long tile, long long seq,
-                                                          long long chunk, long long tiles_per_seq,
-                                                          unsigned generation, Done first_pass_done) {
-    const long long segment_position = segment_of<SEGMENT>(chunk);
-    if (segment_position == 0) return {false, 0.0f};  // its carry is h0: nothing to look for
-    perturb(tile, 2);
-    const long long segment = seq * segments_per_sequence<SEGMENT>(tiles_per_seq) + segment_position;
-    EarlyCarry early = {false, 0.0f};
-    early.found = lookback_carry_until<DEPTH, LANES>(ws.segments(), segment, segment_position, generation,
-                                                     first_pass_done, early.carry);
-    return early;
-}
-
 // A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
 // lanes of one warp: publish the aggregate, compose the segment mates' (segment_prefix), look
-// back over segments (unless `early` found the segment's carry already), publish the segment's
-// aggregate and end state. Returns, on lane 0, the state just before tile `tile` (the `chunk`-th
-// of sequence `seq`). `held` keeps lane 0's segment prefix during the look-back: shared memory
-// where registers are scarce (hillis_steele.cu), a local elsewhere.
+// back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
+// just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
+// during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
+// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
+// before this function existed, and merging it waits for the next GPU run.
 template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
-                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& held,
-                                            EarlyCarry early = {false, 0.0f}) {
+                                            unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
     const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
     const int position = place_in_segment<SEGMENT>(chunk);
     const long long segment_position = segment_of<SEGMENT>(chunk);
@@ -359,8 +313,6 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     float segment_carry;  // the state just before this segment
     if (segment_position == 0)
         segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
-    else if (early.found)
-        segment_carry = early.carry;
     else
         segment_carry = lookback_carry<DEPTH, LANES>(ws.segments(), segment, segment_position, generation);
     if (lane == 0 && has_successor && ends_segment)

@@ -91,11 +91,13 @@ def test_heads_at_tile_edges(rng, mode, length):
 
 
 @pytest.mark.parametrize("offset", [1, 2, 3])
-@pytest.mark.parametrize("shape,placed", [((4099,), True), ((2, TILE + 8), True), ((3, SHORT_TILE), False)], ids=str)
+@pytest.mark.parametrize("shape,placed", [((4099,), True), ((2, TILE + 8), True), ((256 * SHORT_TILE,), True),
+                                          ((3, SHORT_TILE), False)], ids=str)
 def test_a_new_result_sits_where_the_inputs_do(rng, shape, placed, offset):
     """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b where the
-    16-byte path's head then applies to all three (P67); rows of exactly one short tile, which the
-    head would make two, keep the scalar path and get a result on the boundary. C-contiguous, right."""
+    16-byte path's head then applies to all three (P67), also where it adds a tile to a row of 256;
+    rows of exactly one short tile, which the head would make two, keep the scalar path and get a
+    result on the boundary. C-contiguous, right."""
     a_np, b_np = regime(rng, "mixed", shape)
     a = shifted(a_np.ravel(), offset).view(shape)
     b = shifted(b_np.ravel(), offset).view(shape)
