@@ -65,7 +65,7 @@ def bench_command(args) -> int:
         rows = _bench.parse_shapes(args.shapes)
     else:
         rows = [(1, 1 << log2) for log2 in range(args.min_log2, args.max_log2 + 1, args.step)]
-    _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0)
+    _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0, cold=args.cold)
     return 0
 
 
@@ -87,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--misaligned", action="store_true",
                               help="start every sequence one element past a 16-byte boundary (the look-back variants "
                                    "still take 16-byte steps from the boundary, the others their scalar path)")
+    bench_parser.add_argument("--cold", action="store_true",
+                              help="rotate each row's launches over buffers of 4x the L2, so that no launch reads "
+                                   "inputs an earlier one left in L2")
     args = parser.parse_args(argv)
     handlers = {"info": info, "compile": compile_command, "bench": bench_command}
     try:

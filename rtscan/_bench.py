@@ -5,10 +5,16 @@ launch overhead stays out of the device figures; the median of several replays i
 copy is timed that way and as plain back-to-back launches, and the faster counts.
 Traffic is counted at the minimum the recurrence needs: read a, read b, write h (12 B/element in
 float32); the copy moves the same bytes (reads 6 B/element, writes 6 B/element).
+
+Launches of one row reuse their buffers, so where a row's bytes are near the L2's size a launch
+can find part of its inputs left in L2 by the one before (an evict-first store leaves more of
+them). `cold` rotates every launch, the copy's too, over enough buffer sets that they add up to
+COLD_L2_MULTIPLE times the L2: no launch then reads what an earlier one left there.
 """
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 import numpy as np
@@ -18,6 +24,13 @@ from ._scan import scan
 from .registry import VARIANTS
 
 REPLAYS = 7
+COLD_L2_MULTIPLE = 4
+
+
+def rotation_sets(set_bytes: int, l2_bytes: int, launches: int) -> int:
+    """How many buffer sets of `set_bytes` a cold row rotates over: enough to hold COLD_L2_MULTIPLE
+    L2s, and no more than its launches."""
+    return max(1, min(launches, -(-COLD_L2_MULTIPLE * l2_bytes // set_bytes)))
 
 
 class DeviceBuffer:
@@ -108,15 +121,59 @@ def _clocks() -> str:
     return f"SM {facts['sm_clock_mhz']} MHz, memory {facts['memory_clock_mhz']} MHz"
 
 
-def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0) -> None:
+def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool, l2_bytes: int, rng,
+              stream: int) -> tuple[float, float, list[float]]:
+    """One row's copy (before and after the scans) and each variant's scan, in microseconds a
+    launch. Its buffers are freed on return, before the next row allocates."""
+    n = num_seqs * length
+    # Each row starts `offset` past the allocation's alignment: with a row length that is a
+    # multiple of 4 every sequence is then misaligned the same way.
+    shape = (num_seqs, length) if num_seqs > 1 else (length,)
+    launches = max(1, min(200, (1 << 26) // n))  # at least ~0.5 ms of work per replay
+    sets = rotation_sets(12 * n, l2_bytes, launches) if cold else 1
+    launches = -(-launches // sets) * sets  # every set as often
+    scans = []
+    for _ in range(sets):
+        a, b, out = (DeviceBuffer(n, shape, offset) for _ in range(3))
+        a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
+        b.fill(rng.standard_normal(n, dtype=np.float32), stream)
+        scans.append((a, b, out))
+    copies = itertools.cycle([(DeviceBuffer(3 * n // 2), DeviceBuffer(3 * n // 2))  # 6 B/element each way
+                              for _ in range(sets)])
+
+    def copy():
+        source, target = next(copies)
+        _driver.copy_device_to_device(target.pointer, source.pointer, 6 * n, stream)
+
+    copy_before = _time_copy(copy, stream, launches)
+    timed = []
+    for name in variant_names:
+        inputs = itertools.cycle(scans)
+
+        def one_scan():
+            a, b, out = next(inputs)
+            scan(a, b, out=out, variant=name, stream=stream)
+
+        with _nvtx.annotate(f"bench {name} {num_seqs}x{length}"):
+            one_scan()  # compiles, loads and sizes the workspace outside the capture
+            timed.append(_time_graph(one_scan, stream, launches))
+    return copy_before, _time_copy(copy, stream, launches), timed
+
+
+def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0,
+        cold: bool = False) -> None:
     """One line per row (sequences, steps): each variant's time beside a copy of the same bytes.
     With offset 1 every sequence starts one element past a 16-byte boundary (for the look-back
-    variants the head of rtscan/_scan.py, unless it would cost a tile; the scalar path for others)."""
+    variants the head of rtscan/_scan.py, unless it would turn a row of one tile into two; the
+    scalar path for others). With `cold`, launches rotate over buffer sets (rotation_sets)."""
     _driver.make_current(0)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
+    l2_bytes = _driver.device_attribute(0, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE")
     print(f"device: {_driver.device_name(0)}; {_clocks()} at start"
-          + ("; inputs one element past a 16-byte boundary" if offset else ""), flush=True)
+          + ("; inputs one element past a 16-byte boundary" if offset else "")
+          + (f"; cold: launches rotate over buffers of {COLD_L2_MULTIPLE}x the {l2_bytes >> 20} MB L2" if cold else ""),
+          flush=True)
     header = f"{'elements':>14} {'copy us':>9} {'copy GB/s':>9}"
     for name in variant_names:
         header += f" | {name + ' us':>20} {'GB/s':>7} {'vs copy':>7}"
@@ -125,36 +182,14 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
     print(header, flush=True)
     try:
         for num_seqs, length in rows:
-            n = num_seqs * length
-            # Each row starts `offset` past the allocation's alignment: with a row length that is a
-            # multiple of 4 every sequence is then misaligned the same way.
-            shape = (num_seqs, length) if num_seqs > 1 else (length,)
-            a, b, out = (DeviceBuffer(n, shape, offset) for _ in range(3))
-            a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
-            b.fill(rng.standard_normal(n, dtype=np.float32), stream)
-            source, target = DeviceBuffer(3 * n // 2), DeviceBuffer(3 * n // 2)  # 6 B/element each way
-            launches = max(1, min(200, (1 << 26) // n))  # at least ~0.5 ms of work per replay
-            nbytes = 12 * n
-
-            def copy():
-                _driver.copy_device_to_device(target.pointer, source.pointer, 6 * n, stream)
-
-            copy_before = _time_copy(copy, stream, launches)
-            timed = []
-            for name in variant_names:
-                def one_scan():
-                    scan(a, b, out=out, variant=name, stream=stream)
-
-                with _nvtx.annotate(f"bench {name} {num_seqs}x{length}"):
-                    one_scan()  # compiles, loads and sizes the workspace outside the capture
-                    micro = _time_graph(one_scan, stream, launches)
-                timed.append((micro, nbytes / micro / 1e3))
-            copy_after = _time_copy(copy, stream, launches)
+            copy_before, copy_after, timed = _time_row(variant_names, num_seqs, length, offset, cold, l2_bytes,
+                                                       rng, stream)
+            nbytes = 12 * num_seqs * length
             copy_time = min(copy_before, copy_after)
             label = f"{num_seqs}x{length}" if num_seqs > 1 else f"{length}"
             line = f"{label:>14} {copy_time:>9.1f} {nbytes / copy_time / 1e3:>9.0f}"
-            for name, (micro, gbs) in zip(variant_names, timed):
-                line += f" | {micro:>20.1f} {gbs:>7.0f} {copy_time / micro:>7.3f}"
+            for name, micro in zip(variant_names, timed):
+                line += f" | {micro:>20.1f} {nbytes / micro / 1e3:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
                     vec = 1 if offset % 4 else 4
                     predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time)
@@ -163,7 +198,6 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
             if drift > 0.03:
                 line += f"  (copy moved {drift:.0%} during this row)"
             print(line, flush=True)
-            del a, b, out, source, target
     finally:
         _driver.destroy_stream(stream)
     print(f"{_clocks()} at end; GB/s counts 12 B/element (read a, read b, write h)", flush=True)

@@ -19,7 +19,15 @@ def test_malformed_shapes_are_refused(text):
         _bench.parse_shapes(text)
 
 
+def test_cold_rows_rotate_over_four_l2s_at_most_one_set_a_launch():
+    l2 = 50 << 20
+    assert _bench.rotation_sets(12 << 22, l2, 16) == 5  # 2^22 steps: 48 MB a set, 5 of them hold 4 L2s
+    assert _bench.rotation_sets(12 << 20, l2, 64) == 17  # 2^20: 12 MB a set, 17 of them hold 4 L2s
+    assert _bench.rotation_sets(12 << 16, l2, 200) == 200  # small rows: one set a launch
+    assert _bench.rotation_sets(12 << 28, l2, 1) == 1  # a set far larger than L2 is cold already
+
+
 @pytest.mark.skipif(_driver.gpu_status()[0], reason="checks the refusal on a machine without a GPU")
 def test_shapes_and_misaligned_parse_and_refuse_without_a_gpu(capsys):
-    assert cli.main(["bench", "--shapes", "8192x4096", "--misaligned", "--model"]) == 2
+    assert cli.main(["bench", "--shapes", "8192x4096", "--misaligned", "--model", "--cold"]) == 2
     assert "needs an NVIDIA GPU" in capsys.readouterr().err
