@@ -129,8 +129,8 @@ __device__ __forceinline__ void scan_tile_from_identity(const float* __restrict_
                 through_b[v] = through.b;
             }
             const int first = first_step<VEC>(warp_first, c, int(threadIdx.x & 31));
-            store_steps<VEC, false>(pair_a, 1, first, steps.valid, through_a);
-            store_steps<VEC, false>(pair_b, 1, first, steps.valid, through_b);
+            store_steps<VEC>(pair_a, 1, first, steps.valid, through_a);
+            store_steps<VEC>(pair_b, 1, first, steps.valid, through_b);
         }
     }
 }

@@ -55,36 +55,25 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
 }
 
 // Stores one lane's VEC states of steps `first` .. ; steps before `head` (seq_layout.cuh's, in a
-// sequence's first tile) or from `valid` on are not written. FINAL: the scan's result, written
-// once and not read again by the launch, so stored evict-first; false for three_pass' scratch,
-// which its next pass reads back.
-template <int VEC, bool FINAL = true>
+// sequence's first tile) or from `valid` on are not written.
+template <int VEC>
 __device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
                                             int valid, const float (&values)[VEC], int head = 0) {
     // `head == 0 ||` lets the compiler drop the head's test where a caller passes none.
     if (VEC == 4 && first + VEC <= valid && (head == 0 || first >= head)) {
         // An explicit 16-byte store: a float4 assignment leaves the vector store to NVVM's
         // load-store vectorizer, which dropped it (four 4-byte stores per chunk, 7 % slower at 2^28)
-        // when unrelated code around it changed (profiling/PREDICTIONS.md, P19); an intrinsic
-        // cannot be split. A final result goes out through __stcs (st.global.cs, evict first):
-        // on an H200 it made launches of one wave 10-11 % faster than __stwb (64 x 65536 0.82
-        // against 0.74 of copy, 2^22 0.77 against 0.70) and left the others within 1 % (P69;
-        // profiling/results/h200/p69-ab-2026-11-30.txt).
-        const float4 vector = make_float4(values[0], values[1], values[2], values[3]);
-        if (FINAL)
-            __stcs(reinterpret_cast<float4*>(target + first), vector);
-        else
-            __stwb(reinterpret_cast<float4*>(target + first), vector);
+        // when unrelated code around it changed (profiling/PREDICTIONS.md, P19). __stwb is the
+        // intrinsic that cannot be split; ptxas makes it a strong store (STG.E.128.STRONG.SM), and
+        // a plain 16-byte store measured the same (P25). An evict-first store (__stcs) gained only
+        // where the bench's launches found their inputs left in L2 by the launch before (P69,
+        // P71), and would push h out of L2 before the kernel that reads it next.
+        __stwb(reinterpret_cast<float4*>(target + first), make_float4(values[0], values[1], values[2], values[3]));
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
-            if (first + v < valid && (head == 0 || first + v >= head)) {
-                float* const address = target + (long long)(first + v) * time_stride;
-                if (FINAL)
-                    __stcs(address, values[v]);
-                else
-                    *address = values[v];
-            }
+            if (first + v < valid && (head == 0 || first + v >= head))
+                target[(long long)(first + v) * time_stride] = values[v];
     }
 }
 
