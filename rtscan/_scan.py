@@ -215,8 +215,10 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     # No head where the shape has only the scalar form (one step a thread), nor where it would turn
     # a row of one tile into two: rows of 4096 steps one element past a boundary, two short tiles
     # each, ran 15 % slower than one scalar tile, where rows that kept their tile count ran twice as
-    # fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt). A tile more on a row of many pays:
-    # 2^20 steps, 257 16-byte tiles against 256 scalar ones, +22 % (P68's run, p68-ab-2026-11-30.txt).
+    # fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt). A tile more on longer rows pays or
+    # costs nothing: 2^20 steps, 257 16-byte tiles against 256 scalar ones, +22 % (P68's run,
+    # p68-ab-2026-11-30.txt); rows of two and three short tiles +8 % and +16 %, of four long ones
+    # even (P70, p70-misaligned-2026-11-30.txt).
     if head and (shape.vec != 4 or plan.length <= shape.tile < plan.length + head):
         head, shape = 0, chosen.launch_shape(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if head:
