@@ -175,12 +175,21 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // none touches another sequence's segments. Segment 0 of a sequence publishes its end state
 // whenever a segment follows, and never its aggregate, so the walk waits there rather than
 // passing over it.
+//
+// A walk past the first window folds back through the nearer ones. The aggregates of the first
+// STASHED_WINDOWS windows are kept in shared memory as the walk passes them, each lane its own,
+// so that folding back costs no second round trip for those (P76: in a launch's first wave no
+// tile is finished yet, and tile k walks back about k / SPAN windows); farther ones are read again.
+constexpr int STASHED_WINDOWS = 4;
+
 template <int DEPTH, int LANES = WARP_SIZE>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
+    // Written and read back by the same lane only: no barrier is needed. One warp a block walks.
+    __shared__ float2 stashed[STASHED_WINDOWS][DEPTH][LANES];
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
@@ -209,7 +218,13 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             }
             if (__all_sync(0xffffffffu, ready)) break;
         }
-        if (first_finished == SPAN) continue;  // a whole window of aggregates: look further back
+        if (first_finished == SPAN) {  // a whole window of aggregates: look further back
+            if (window < STASHED_WINDOWS && lane < LANES) {
+#pragma unroll
+                for (int d = 0; d < DEPTH; ++d) stashed[window][d][lane] = make_float2(seen[d].a, seen[d].b);
+            }
+            continue;
+        }
 
         // Fold forward from the finished predecessor, nearest last, one fma per segment: first the
         // rest of this window, then each nearer window, re-reading its (immutable) aggregates.
@@ -220,7 +235,15 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             if (d == first_finished / LANES) state = candidate;
         }
         for (long long nearer = window; nearer >= 0; --nearer) {
-            if (nearer != window) {
+            if (nearer != window && nearer < STASHED_WINDOWS) {
+#pragma unroll
+                for (int d = 0; d < DEPTH; ++d)
+                    if (lane < LANES) {
+                        const float2 map = stashed[nearer][d][lane];
+                        seen[d].a = map.x;
+                        seen[d].b = map.y;
+                    }
+            } else if (nearer != window) {
                 // Tags not checked again: this warp saw each of these words carry this launch's
                 // generation, a word is written once per launch, and read-read coherence keeps a
                 // later read of the same address by the same thread from returning an older value.
