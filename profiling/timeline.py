@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     stamps, _ = capture(args.shape, args.log2)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        np.save(args.out / f"timeline-{args.shape}-2^{args.log2}.npy", stamps)
+        np.save(args.out / f"timeline-{args.shape}-log2-{args.log2}.npy", stamps)
     print(f"timeline of {args.shape} on one sequence of 2^{args.log2}")
     print("\n".join(analyse(stamps)))
     return 0
