@@ -227,7 +227,8 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
         }
 
         // Fold forward from the finished predecessor, nearest last, one fma per segment: first the
-        // rest of this window, then each nearer window, re-reading its (immutable) aggregates.
+        // rest of this window, then each nearer window, its (immutable) aggregates taken from the
+        // stash or read again.
         float state = 0.0f;
 #pragma unroll
         for (int d = 0; d < DEPTH; ++d) {
