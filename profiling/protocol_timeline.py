@@ -62,16 +62,19 @@ def instrument_lookback(text: str) -> str:
 
 
 @contextlib.contextmanager
-def instrumented_kernels():
-    """A temporary copy of kernels_cu/ with tile_state.cuh instrumented, made rtscan's kernels
-    folder while the context lasts (the instrumented lookback.cu is compiled from text)."""
+def instrumented_kernels(instrument=None):
+    """A temporary copy of kernels_cu/ with tile_state.cuh instrumented (by `instrument`, this
+    script's stamps unless given), made rtscan's kernels folder while the context lasts (the
+    instrumented lookback.cu is compiled from text)."""
     from rtscan import _compile
+
+    instrument = instrument or instrument_tile_state
 
     original = _compile.kernels_dir
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "kernels_cu"
         shutil.copytree(original(), copy)
-        (copy / "tile_state.cuh").write_text(instrument_tile_state((copy / "tile_state.cuh").read_text()))
+        (copy / "tile_state.cuh").write_text(instrument((copy / "tile_state.cuh").read_text()))
         _compile.kernels_dir = lambda: copy
         try:
             yield copy
