@@ -34,9 +34,9 @@
 // before starting again at generation 1 (finish_wrapping_launch).
 //
 // Forward progress: tiles are numbered by the ticket, drawn when a block starts (after
-// claim_tile's stagger, if any), and a segment's
-// descriptors are published by its last tile, so every word a block waits for is written by a
-// block with an earlier ticket, which is already resident and never waits for a later one.
+// claim_tile's stagger, if any), and a segment's descriptors are published by its last tile, so
+// every word a block waits for is written by a block with an earlier ticket, which is already
+// resident and never waits for a later one.
 // Block scheduling order is therefore irrelevant.
 //
 // Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],

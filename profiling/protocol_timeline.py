@@ -62,13 +62,11 @@ def instrument_lookback(text: str) -> str:
 
 
 @contextlib.contextmanager
-def instrumented_kernels(instrument=None):
+def instrumented_kernels(instrument=instrument_tile_state):
     """A temporary copy of kernels_cu/ with tile_state.cuh instrumented (by `instrument`, this
     script's stamps unless given), made rtscan's kernels folder while the context lasts (the
     instrumented lookback.cu is compiled from text)."""
     from rtscan import _compile
-
-    instrument = instrument or instrument_tile_state
 
     original = _compile.kernels_dir
     with tempfile.TemporaryDirectory() as folder:

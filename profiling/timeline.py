@@ -3,8 +3,8 @@
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
 steps on an H200) five times per tile: block start (once its ticket is drawn, after claim_tile's
 stagger), thread 0's first pass done (its copies landed and its chunks scanned, which overlap on
-the 16-byte path: P38), aggregate about to be published
-and carry known (lane 0 of the warp running the look-back), end (thread 0). The phases between
+the 16-byte path: P38), aggregate about to be published and carry known (lane 0 of the warp
+running the look-back), end (thread 0). The phases between
 them, the time from when every earlier tile's aggregate was out to the carry (the protocol's own
 delay), and how many blocks load (or scan what landed) or wait over time are printed; the raw
 stamps are saved as .npy.

@@ -8,8 +8,9 @@ float32); the copy moves the same bytes (reads 6 B/element, writes 6 B/element).
 
 Launches of one row reuse their buffers, so where a row's bytes are near the L2's size a launch
 can find part of its inputs left in L2 by the one before, and the copy likewise (P71 in
-profiling/PREDICTIONS.md). `cold` rotates every launch, the copy's too, over enough buffer sets that they add up to
-COLD_L2_MULTIPLE times the L2: no launch then reads what an earlier one left there.
+profiling/PREDICTIONS.md). `cold` rotates every launch, the copy's too, over enough buffer sets
+that they add up to COLD_L2_MULTIPLE times the L2: no launch then reads what an earlier one left
+there.
 """
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def test_a_new_result_sits_where_the_inputs_do(rng, shape, placed, offset):
     """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b where the
     16-byte path's head then applies to all three (P67), also where it adds a tile to a row of 256;
     rows of exactly one short tile, which the head would make two, keep the scalar path and get a
-    result on the boundary. C-contiguous, right."""
+    result on the boundary. Each result is C-contiguous and checked against the reference."""
     a_np, b_np = regime(rng, "mixed", shape)
     a = shifted(a_np.ravel(), offset).view(shape)
     b = shifted(b_np.ravel(), offset).view(shape)
