@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="352x56r16b2d1s1p1", help="as profiling/timeline.py's --shape (one-level)")
     parser.add_argument("--log2", type=int, default=24, help="one sequence of 2^LOG2 steps")
+    parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
     if timeline.parse_shape(args.shape)["segment_tiles"] != 1:
         parser.error("the polls are stamped per tile: the shape must walk one level (s1)")
@@ -130,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     with protocol_timeline.instrumented_kernels(instrument_tile_state):
         main_part, polls = timeline.capture(args.shape, args.log2, instrument=instrument_lookback,
                                             extra_stamps=POLL_STAMPS)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        stem = f"poll-timeline-{args.shape}-log2-{args.log2}"
+        np.save(args.out / f"{stem}-tiles.npy", main_part)
+        np.save(args.out / f"{stem}-polls.npy", polls)
     print(f"poll timeline of {args.shape} on one sequence of 2^{args.log2}")
     print("\n".join(analyse(main_part, polls)))
     return 0
