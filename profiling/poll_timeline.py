@@ -10,7 +10,8 @@ state (its carry stamp) and every tile between had published its aggregate (NOTE
 It compiles copies of lookback.cu and tile_state.cuh with the stamps added, in a temporary folder
 (kernels_cu/ is not changed). For the one-level shapes (SEGMENT 1, sm_90's large shape), where a
 segment is a tile. Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/poll_timeline.py --log2 24
+    PYTHONPATH=. python3 profiling/poll_timeline.py --log2 24 --out /tmp/polls
+(--out saves the raw stamps, per tile and per poll, as .npy).
 """
 
 from __future__ import annotations
