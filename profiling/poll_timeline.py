@@ -133,10 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         main_part, polls = timeline.capture(args.shape, args.log2, instrument=instrument_lookback,
                                             extra_stamps=POLL_STAMPS)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
         stem = f"poll-timeline-{args.shape}-log2-{args.log2}"
-        np.save(args.out / f"{stem}-tiles.npy", main_part)
-        np.save(args.out / f"{stem}-polls.npy", polls)
+        timeline.save_stamps(args.out, f"{stem}-tiles", main_part)
+        timeline.save_stamps(args.out, f"{stem}-polls", polls)
     print(f"poll timeline of {args.shape} on one sequence of 2^{args.log2}")
     print("\n".join(analyse(main_part, polls)))
     return 0

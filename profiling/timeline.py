@@ -115,6 +115,12 @@ def capture(shape_text: str, log2: int, instrument=instrument,
     return stamps[:STAMPS * tiles].reshape(tiles, STAMPS), stamps[STAMPS * tiles:].reshape(tiles, extra_stamps)
 
 
+def save_stamps(folder: Path, name: str, stamps: np.ndarray) -> None:
+    """Raw stamps as folder/name.npy (the folder made if needed), for the timeline scripts' --out."""
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / f"{name}.npy", stamps)
+
+
 def analyse(stamps: np.ndarray) -> list[str]:
     """Where the time went, as lines of text (microseconds; tile 0, which never waits, left out)."""
     stamps = stamps[1:].astype(np.int64)
@@ -161,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         args.shape = format_shape(entry.get("large", entry["long"]))
     stamps, _ = capture(args.shape, args.log2)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        np.save(args.out / f"timeline-{args.shape}-log2-{args.log2}.npy", stamps)
+        save_stamps(args.out, f"timeline-{args.shape}-log2-{args.log2}", stamps)
     print(f"timeline of {args.shape} on one sequence of 2^{args.log2}")
     print("\n".join(analyse(stamps)))
     return 0

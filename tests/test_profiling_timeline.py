@@ -38,3 +38,9 @@ def test_analysis_of_known_stamps(timeline):
     assert values["wait (carry - aggregate)"] == ["3.00"] * 6
     assert values["of it: protocol (carry - all out)"] == ["3.00"] * 6
     assert values["lifetime (end - start)"] == ["6.00"] * 6
+
+
+def test_saved_stamps_read_back(timeline, tmp_path):
+    stamps = np.arange(12, dtype=np.uint64).reshape(2, 6)
+    timeline.save_stamps(tmp_path / "new", "timeline-x", stamps)  # the folder is made
+    assert np.array_equal(np.load(tmp_path / "new" / "timeline-x.npy"), stamps)
