@@ -2,7 +2,7 @@
 // microbenchmark beside the scan, not part of the package (NOTES item 61). One block an SM: 11
 // warps load 112 KB tiles from DRAM into shared memory over and over (each SM its own addresses,
 // so DRAM is as busy as in the scan's load phase), while one more warp's lane 0 times a chain of
-// dependent polls of one 8-byte word that stays in L2 (the look-back's poll; three kinds of poll,
+// dependent polls of one 8-byte word that stays in L2 (the look-back's poll; four kinds of poll,
 // poll_word). Load modes:
 //   0 nobody loads (the poll alone)
 //   1 cp.async.cg, 16 B a thread, then wait_all (the scan's staging)
@@ -27,16 +27,21 @@ constexpr int POLLS = 4096;       // timed polls per SM
 
 __device__ unsigned long long sink;
 
-// The poll, three ways: the look-back's relaxed load, an atomic that changes nothing (executed at
-// L2 like any atomic), and a volatile load.
+// The poll, four ways: the look-back's relaxed load, an atomic that changes nothing (executed at
+// L2 like any atomic), a volatile load, and the relaxed load after a 1 us pause (fewer polls than
+// the atomic makes: whether the harm is per poll or per unit of time). Kind 3's round trips
+// include the pause.
 __device__ __forceinline__ unsigned long long poll_word(const unsigned long long* address, int kind) {
     unsigned long long value;
     if (kind == 0) {
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
     } else if (kind == 1) {
         asm volatile("atom.relaxed.gpu.global.or.b64 %0, [%1], 0;" : "=l"(value) : "l"(address) : "memory");
-    } else {
+    } else if (kind == 2) {
         asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+    } else {
+        __nanosleep(1000);
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
     }
     return value;
 }
@@ -154,8 +159,8 @@ int main() {
     printf("SMs %d, SM clock attribute %d MHz; one block an SM, 11 warps loading %d KB tiles, one lane polling\n",
            sms, clock_khz / 1000, TILE / 1024);
     printf("%-14s %8s %8s %8s %8s %8s   %s\n", "loads", "p10 ns", "p50 ns", "p90 ns", "p99 ns", "max ns", "loaded TB/s");
-    const char* kinds[] = {"ld.relaxed.gpu", "atom.or 0", "ld.volatile"};
-    for (int kind = 0; kind < 3; ++kind) {
+    const char* kinds[] = {"ld.relaxed.gpu", "atom.or 0", "ld.volatile", "ld.relaxed.gpu, 1 us apart"};
+    for (int kind = 0; kind < 4; ++kind) {
         printf("poll: %s\n", kinds[kind]);
         for (int mode = 0; mode < 5; ++mode) {
             CK(cudaEventRecord(e0));
