@@ -30,6 +30,8 @@
 //                  stride and 16-byte aligned sequences; 1 = any stride, including negative
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
+//   ATOMIC_POLLS   1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh,
+//                  poll_relaxed_gpu)
 //
 // Launch: grid = num_tiles blocks of BLOCK_THREADS threads, and dynamic shared memory of
 //   2 * 4 * tree_slots(tree_leaves(TILE)) bytes = 8 * (L + (L - 1) / 32 + (L - 1) / 1024),
@@ -91,7 +93,7 @@ __device__ __forceinline__ void down_sweep_wide(const Tree& tree) {
     }
 }
 
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH>
+template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS = 0>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -146,8 +148,8 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         // The root is read after the up-sweep's last warp barrier; down_sweep_top clears it.
         const Affine<float> tile_map = tree.load(tree_root(LEAVES));
         SegmentPrefix held;
-        const float carry =
-            tile_carry<LOOKBACK_DEPTH>(ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, held);
+        const float carry = tile_carry<LOOKBACK_DEPTH, WARP_SIZE, SEGMENT_TILES, ATOMIC_POLLS != 0>(
+            ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, held);
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
         down_sweep_top<LEAVES, BLOCK_THREADS>(tree);

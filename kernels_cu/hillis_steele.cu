@@ -20,6 +20,8 @@
 //                  parameters line up with the registry's launch shape.
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
+//   ATOMIC_POLLS   1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh,
+//                  poll_relaxed_gpu)
 //
 // Launch: grid = num_tiles blocks, no dynamic shared memory. Static shared memory: 64 bytes of
 // block-wide values and 2 * 8 * WARPS bytes of running maps (192 bytes at 256 threads, 576 at
@@ -40,7 +42,7 @@
 
 namespace rtscan {
 
-template <int BLOCK_THREADS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH>
+template <int BLOCK_THREADS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS = 0>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
                    const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -103,8 +105,9 @@ hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, flo
         warp == 0 ? lane_inclusive : compose(lane_inclusive, warps_through[warps_before(warp)]);
 
     if (warp == 0) {
-        const float carry = tile_carry<LOOKBACK_DEPTH>(ws, h0, shared_tile, shared_seq, shared_chunk, tiles_per_seq,
-                                                       shared_generation, warps_through[WARPS - 1], shared_parked);
+        const float carry = tile_carry<LOOKBACK_DEPTH, WARP_SIZE, SEGMENT_TILES, ATOMIC_POLLS != 0>(
+            ws, h0, shared_tile, shared_seq, shared_chunk, tiles_per_seq, shared_generation, warps_through[WARPS - 1],
+            shared_parked);
         if (lane == 0) shared_carry = carry;
         if (shared_generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     }

@@ -47,6 +47,9 @@
 //                  with a protocol warp it pays once a launch holds several waves, P48-P50)
 //   PROTOCOL_WARP  1: an extra warp runs the look-back while the data warps prepare the second
 //                  pass; 0: warp 0 holds steps and runs it
+//   ATOMIC_POLLS   1: the look-back polls by atomics, which leave the SM's copies at full rate;
+//                  0: by strong loads, quicker where the poll is the whole wait
+//                  (tile_state.cuh, poll_relaxed_gpu)
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -61,7 +64,7 @@ namespace rtscan {
 constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP>
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -202,8 +205,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
         SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
-        const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT>(ws, h0, tile, seq, chunk, tiles_per_seq,
-                                                                            generation, tile_map, segment_held);
+        const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
+            ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, segment_held);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

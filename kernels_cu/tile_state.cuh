@@ -90,11 +90,27 @@ __device__ __forceinline__ void store_relaxed_gpu(word64* address, word64 value)
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
 }
 
-// Contract: one single-copy-atomic 64-bit load that observes the coherent (L2) value at .gpu
-// scope, never a stale L1 line; no ordering with any other access.
-__device__ __forceinline__ word64 load_relaxed_gpu(const word64* address) {
+// Contract: one single-copy-atomic 64-bit read of the coherent (L2) value at .gpu scope, never a
+// stale L1 line; no ordering with any other access. Two forms, the same contract:
+//   ATOMIC false: ld.relaxed.gpu, a strong load.
+//   ATOMIC true: atom.relaxed.gpu.or with 0, a read-modify-write that the L2 executes and that
+//     writes back the value it read. Being one atomic RMW, no store can fall between its read and
+//     its write, so it never undoes a publication; it may write only where a descriptor may be
+//     written, hence the non-const address. The words it touches are this workspace's
+//     descriptors, which finish_wrapping_launch clears only after every block's accesses.
+// Why two: on an H200, one lane per SM polling by strong loads cut what that SM's cp.async and
+// TMA copies brought in by about 30 % (4.5 TB/s over 132 SMs to 3.0-3.3); polling by atomics cut
+// nothing, though each atomic poll took longer (median 1.2-1.4 us under copies, against 0.4-0.5).
+// So atomics pay where the SM's other block is loading while this one waits (P86, P87:
+// results/h200/poll-under-load-2026-11-30.txt, p86-ab-2026-11-30.txt, p87-ab-2026-11-30.txt),
+// and cost where the poll's round trip is the whole wait. Each shape chooses (tuning.py).
+template <bool ATOMIC>
+__device__ __forceinline__ word64 poll_relaxed_gpu(word64* address) {
     word64 value;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+    if (ATOMIC)
+        asm volatile("atom.relaxed.gpu.global.or.b64 %0, [%1], 0;" : "=l"(value) : "l"(address) : "memory");
+    else
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
     return value;
 }
 
@@ -153,12 +169,13 @@ struct PredecessorView {
     float state, a, b;
 };
 
+template <bool ATOMIC_POLLS>
 __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& level, long long predecessor,
                                                             unsigned generation) {
-    // Three independent loads; the caller issues those of every depth before using any.
-    const word64 inclusive = load_relaxed_gpu(level.inclusive + predecessor);
-    const word64 aggregate_a = load_relaxed_gpu(level.aggregate_a + predecessor);
-    const word64 aggregate_b = load_relaxed_gpu(level.aggregate_b + predecessor);
+    // Three independent reads; the caller issues those of every depth before using any.
+    const word64 inclusive = poll_relaxed_gpu<ATOMIC_POLLS>(level.inclusive + predecessor);
+    const word64 aggregate_a = poll_relaxed_gpu<ATOMIC_POLLS>(level.aggregate_a + predecessor);
+    const word64 aggregate_b = poll_relaxed_gpu<ATOMIC_POLLS>(level.aggregate_b + predecessor);
     return {word_tag(inclusive) == generation,
             word_tag(aggregate_a) == generation && word_tag(aggregate_b) == generation,
             word_value(inclusive), word_value(aggregate_a), word_value(aggregate_b)};
@@ -182,7 +199,7 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // tile is finished yet, and tile k walks back about k / SPAN windows); farther ones are read again.
 constexpr int STASHED_WINDOWS = 4;
 
-template <int DEPTH, int LANES = WARP_SIZE>
+template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
@@ -199,7 +216,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
                 const bool reads = lane < LANES && distance <= position;
-                seen[d] = reads ? read_predecessor(segments, segment - distance, generation) : nothing;
+                seen[d] = reads ? read_predecessor<ATOMIC_POLLS>(segments, segment - distance, generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
@@ -251,7 +268,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
 #pragma unroll
                 for (int d = 0; d < DEPTH; ++d)
                     if (lane < LANES)
-                        seen[d] = read_predecessor(
+                        seen[d] = read_predecessor<ATOMIC_POLLS>(
                             segments, segment - lookback_distance<DEPTH, LANES>(lane, d, nearer), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
@@ -284,6 +301,7 @@ struct SegmentPrefix {
 // tile k (an earlier ticket, so it is published or about to be), lane `position` holds `own`,
 // later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
 // depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
+template <bool ATOMIC_POLLS>
 __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
                                                         Affine<float> own, unsigned generation) {
     const int lane = threadIdx.x & 31;
@@ -292,9 +310,9 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
         const long long mate = tile - position + lane;
         word64 a, b;
         // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
-        do {  // two independent loads per try; each word carries its own generation
-            a = load_relaxed_gpu(tiles.aggregate_a + mate);
-            b = load_relaxed_gpu(tiles.aggregate_b + mate);
+        do {  // two independent reads per try; each word carries its own generation
+            a = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + mate);
+            b = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + mate);
         } while (word_tag(a) != generation || word_tag(b) != generation);
         map = {word_value(a), word_value(b)};
     } else if (lane == position) {
@@ -312,7 +330,7 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
 // during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
 // elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
 // before this function existed, and merging it waits for the next GPU run.
-template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES>
+template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES, bool ATOMIC_POLLS = false>
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
                                             unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
@@ -327,7 +345,7 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     // the segment's aggregate instead, and nobody reads it on its own).
     perturb(tile, 0);
     if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);
+    const SegmentPrefix prefix = segment_prefix<ATOMIC_POLLS>(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
     if (lane == 0 && has_successor && ends_segment && segment_position > 0)
@@ -338,7 +356,8 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     if (segment_position == 0)
         segment_carry = h0 != nullptr ? h0[seq] : 0.0f;
     else
-        segment_carry = lookback_carry<DEPTH, LANES>(ws.segments(), segment, segment_position, generation);
+        segment_carry =
+            lookback_carry<DEPTH, LANES, ATOMIC_POLLS>(ws.segments(), segment, segment_position, generation);
     if (lane == 0 && has_successor && ends_segment)
         publish_inclusive(ws.segments(), segment, generation, apply(held.through, segment_carry));
     return lane != 0 || position == 0 ? segment_carry : apply(held.before, segment_carry);

@@ -32,7 +32,8 @@ def _inside_stamp(k: int) -> str:
     return f"    if (lane == 0) protocol_stamps[tile * {INSIDE_STAMPS} + {k}] = stamp();\n"
 
 
-_PREFIX = "    const SegmentPrefix prefix = segment_prefix(ws.tiles(), tile, position, tile_map, generation);\n"
+_PREFIX = ("    const SegmentPrefix prefix = segment_prefix<ATOMIC_POLLS>(ws.tiles(), tile, position, tile_map, "
+           "generation);\n")
 _END_STATE = "    if (lane == 0 && has_successor && ends_segment)\n        publish_inclusive("
 # (anchor in tile_state.cuh, text put in its place): each anchor must occur exactly once. The stamp
 # helper is timeline.py's, which it otherwise adds to lookback.cu.

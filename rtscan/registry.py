@@ -20,6 +20,7 @@ class LaunchShape:
     walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk)
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
+    atomic_polls: int = 0  # 1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh)
 
     @property
     def tile(self) -> int:
@@ -33,7 +34,7 @@ class LaunchShape:
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
 LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
-                      "segment_tiles", "protocol_warp")
+                      "segment_tiles", "protocol_warp", "atomic_polls")
 
 
 def no_dynamic_shared(shape: LaunchShape) -> int:
@@ -81,7 +82,7 @@ def entry_shape(entry: dict, vec: int) -> LaunchShape:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
-                       entry.get("protocol_warp", 0))
+                       entry.get("protocol_warp", 0), entry.get("atomic_polls", 0))
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ VARIANTS = {
                     "two-level look-back",
         passes=1,
         table=tuning.HILLIS_STEELE,
-        arguments=("block_threads", "vec", "min_blocks", "lookback_depth"),
+        arguments=("block_threads", "vec", "min_blocks", "lookback_depth", "atomic_polls"),
         dynamic_shared=no_dynamic_shared,
     ),
     "blelloch": Variant(
@@ -209,7 +210,7 @@ VARIANTS = {
                     "for each tile; tiles joined by the two-level look-back",
         passes=1,
         table=tuning.BLELLOCH,
-        arguments=("block_threads", "items", "vec", "min_blocks", "lookback_depth"),
+        arguments=("block_threads", "items", "vec", "min_blocks", "lookback_depth", "atomic_polls"),
         dynamic_shared=blelloch_tree_bytes,
     ),
     "three_pass": _three_pass(

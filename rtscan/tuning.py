@@ -24,6 +24,10 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
+# "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
+# poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
+# strong loads, where the poll's round trip is most of the wait (launches of about one wave).
+_ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results/h200/p86-ab-2026-11-30.txt, p87-*.txt)"
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
@@ -40,7 +44,7 @@ LOOKBACK_REGS = {
     ("sm_90", "float32"): {
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "from_total_steps": 1 << 24,
+            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "from_total_steps": 1 << 24,
             "source": "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
                       "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
                       "two-level shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy, against "
@@ -50,7 +54,9 @@ LOOKBACK_REGS = {
                       "(results/h200/p49-ab-2026-11-30.txt, P48-P49): 2^25 +5 %, 2^26 +3 %, 2^27 +4-5 %, 2^28 "
                       "+1 % (0.838/0.836 against 0.832/0.826). From 2^24 steps in all (P50, "
                       "results/h200/p50-p52-sweeps-2026-11-30.txt): 2^24 0.683 against 0.656/0.667 for the "
-                      "two-level long shape; at 2^23 the long shape wins (0.674/0.682 against 0.613)",
+                      "two-level long shape; at 2^23 the long shape wins (0.674/0.682 against 0.613). Atomic "
+                      f"polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^28 0.950/0.951 against 0.851/0.848, "
+                      "2^26 0.874/0.872 against 0.791/0.792, 2^24 0.744/0.730 against 0.704/0.709",
         },
         "long": {
             "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
@@ -60,9 +66,13 @@ LOOKBACK_REGS = {
                       "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "
                       "384x44r12b2, the long shape before it) and of 7 shapes on 64 x 65536 (0.758 against "
                       "0.690); 80 registers, no spills; from 2^21 steps in all: the short shape (256x16) ran 2^20 "
-                      "at 0.309 and 2^21 at 0.274 (sweep-2026-11-30d.csv), this one 2^21 at 0.375",
+                      "at 0.309 and 2^21 at 0.274 (sweep-2026-11-30d.csv), this one 2^21 at 0.375. Strong-load "
+                      f"polls: with atomic ones ({_ATOMIC_POLLS_SM90}, two rounds) 2^22 ran 0.676/0.677 against "
+                      "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740",
         },
-        "short": _SHORT_SM90,
+        "short": dict(_SHORT_SM90, atomic_polls=1,
+                      source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
+                             "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold"),
     },
 }
 
@@ -84,6 +94,11 @@ HILLIS_STEELE = {("sm_80", "float32"): {kind: {
     "block_threads": 512, "items": 1, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
 } for kind in ("long", "short")}}
+HILLIS_STEELE[("sm_90", "float32")] = {kind: dict(
+    shape, atomic_polls=1,
+    source=f"{shape['source']}, but its atomic polls: {_ATOMIC_POLLS_SM90}, one round: 2^24 0.128 of the copy "
+           "against 0.108, 2^26 0.128 against 0.107") for kind, shape in
+    HILLIS_STEELE[("sm_80", "float32")].items()}
 
 
 # Blelloch: the work-efficient tree in shared memory, tiles joined by lookback_regs' two-level
@@ -93,6 +108,11 @@ BLELLOCH = {("sm_80", "float32"): {kind: {
     "block_threads": 256, "items": 8, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
 } for kind in ("long", "short")}}
+BLELLOCH[("sm_90", "float32")] = {kind: dict(
+    shape, atomic_polls=1,
+    source=f"{shape['source']}, but its atomic polls: {_ATOMIC_POLLS_SM90}, one round: 2^24 0.326 of the copy "
+           "against 0.279, 2^26 0.337 against 0.278") for kind, shape in
+    BLELLOCH[("sm_80", "float32")].items()}
 
 
 # The three-pass forms (kernels_cu/three_pass.cu): no look-back, so the look-back fields are

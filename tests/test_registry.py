@@ -85,6 +85,7 @@ def test_long_shapes_need_enough_steps_in_all():
     short = variant.launch_shape("sm_90", "float32", 4, 1)
     assert large.tile > long.tile > short.tile
     assert (large.protocol_warp, long.protocol_warp, short.protocol_warp) == (1, 1, 0)  # P42: both long ones
+    assert (large.atomic_polls, long.atomic_polls, short.atomic_polls) == (1, 0, 1)  # P86, P87: not on one wave
     assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**20) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**21) == long
@@ -137,7 +138,8 @@ def test_traffic_model():
 # (kernels_cu/hillis_steele.cu: one step per thread; both use tile_carry's warp walk over
 # segments of 32 tiles, tile_state.cuh, run by their warp 0: no protocol warp).
 # The three-pass kernels have no look-back: their placeholders say so (tuning.py).
-NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0}
+NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
+               "atomic_polls": 0}
 FIXED_BY_THE_KERNEL = {
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0},
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0},
