@@ -400,7 +400,8 @@ constexpr unsigned STAGGER_NS = 4000;
 // before the ticket: no tile ever waits on a sleeping block, and every drawn ticket's
 // predecessors have started (the look-back's forward-progress assumption). Shorter launches skip
 // it: on one wave it only delayed half the blocks, -7 % on 64 x 65536 (P58, P59;
-// profiling/results/h200/p58-ab-2026-11-30.txt, p59-ab-2026-11-30.txt).
+// profiling/results/h200/p58-ab-2026-11-30.txt, p59-ab-2026-11-30.txt). With atomic polls it
+// still pays: without it 2^24-2^28 ran 2-5 % slower (P90, p90-ab-2026-11-30.txt).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
                                                   bool stagger = false) {
