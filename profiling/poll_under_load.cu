@@ -1,5 +1,5 @@
 // Does a poll wait behind its SM's loads, and does it matter how the loads are made? A
-// microbenchmark beside the scan, not part of the package (NOTES item 61). One block an SM: 11
+// microbenchmark beside the scan, not part of the package (NOTES item 62). One block an SM: 11
 // warps load 112 KB tiles from DRAM into shared memory over and over (each SM its own addresses,
 // so DRAM is as busy as in the scan's load phase), while one more warp's lane 0 times a chain of
 // dependent polls of one 8-byte word that stays in L2 (the look-back's poll; four kinds of poll,
@@ -10,7 +10,9 @@
 //   3 LDG.128 into registers, 21 a thread (112 KB)
 //   4 LDG.128 into registers five at a time, each five stored to shared memory before the next
 // Printed: the poll's round trip (percentiles over every SM's polls, in ns at the SM clock read
-// from the device) and what the loaders moved (TB/s).
+// from the device) and what the loaders moved (TB/s, counted from thread 0's rounds: in modes 1,
+// 3 and 4 the other threads make about as many).
+// Results: profiling/results/h200/poll-under-load-2026-11-30.txt.
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/poll profiling/poll_under_load.cu && /tmp/poll
 #include <algorithm>
 #include <cstdio>
@@ -31,7 +33,7 @@ __device__ unsigned long long sink;
 // L2 like any atomic), a volatile load, and the relaxed load after a 1 us pause (fewer polls than
 // the atomic makes: whether the harm is per poll or per unit of time). Kind 3's round trips
 // include the pause.
-__device__ __forceinline__ unsigned long long poll_word(const unsigned long long* address, int kind) {
+__device__ __forceinline__ unsigned long long poll_word(unsigned long long* address, int kind) {
     unsigned long long value;
     if (kind == 0) {
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
@@ -47,7 +49,7 @@ __device__ __forceinline__ unsigned long long poll_word(const unsigned long long
 }
 
 __global__ void __launch_bounds__(THREADS) poll_while_loading(const char* __restrict__ src, size_t span,
-                                                              const unsigned long long* word, int mode, int kind,
+                                                              unsigned long long* word, int mode, int kind,
                                                               unsigned* rtt_cycles, unsigned long long* loaded) {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) unsigned long long bar;
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(THREADS) poll_while_loading(const char* __rest
                 // leaves only after the one before has returned: the clock read just after one
                 // poll leaves, minus the one after the previous poll left, is the previous poll's
                 // round trip (and the few instructions between).
-                const unsigned long long* address = word + ((value >> 48) & 1);
+                unsigned long long* address = word + ((value >> 48) & 1);
                 value = poll_word(address, kind);
                 const long long now = clock64();
                 if (i > WARMUP_POLLS) rtt_cycles[size_t(blockIdx.x) * POLLS + (i - 1 - WARMUP_POLLS)] = unsigned(now - before);

@@ -68,7 +68,9 @@ LOOKBACK_REGS = {
                       "0.690); 80 registers, no spills; from 2^21 steps in all: the short shape (256x16) ran 2^20 "
                       "at 0.309 and 2^21 at 0.274 (sweep-2026-11-30d.csv), this one 2^21 at 0.375. Strong-load "
                       f"polls: with atomic ones ({_ATOMIC_POLLS_SM90}, two rounds) 2^22 ran 0.676/0.677 against "
-                      "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740",
+                      "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740; "
+                      "in a sweep after it (sweep-atomic-long-2026-11-30.txt) 2^21-2^23 0.375/0.691/0.668 against "
+                      "0.367/0.675/0.662, 64 x 65536 0.747 against 0.729",
         },
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
