@@ -229,8 +229,8 @@ def write(result: dict, folder: Path) -> list[Path]:
                 writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
                                  row["min_blocks"], row["lookback_depth"], row["segment_tiles"],
                                  row.get("protocol_warp", 0), row.get("atomic_polls", 0), result.get("sequences", 1),
-                                 log2, f"{micro:.2f}",
-                                 f"{copy_us[log2]:.2f}", f"{copy_us[log2] / micro:.4f}", result["usable"]])
+                                 log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}", f"{copy_us[log2] / micro:.4f}",
+                                 result["usable"]])
     try:
         import matplotlib
 

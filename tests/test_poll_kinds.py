@@ -3,8 +3,8 @@ poll by atomics polls only by atom.relaxed.gpu.global.or.b64 (with 0), and one t
 strong loads only by ld.relaxed.gpu.global.u64 (kernels_cu/tile_state.cuh, poll_relaxed_gpu).
 
 The two read the same word under the same contract, so no output shows which one ran; on an H200
-they differ by up to 10 % in time (profiling/PREDICTIONS.md, P86-P87). Only the instructions show
-it, so it is checked here."""
+they move a variant's time by up to a fifth either way (profiling/PREDICTIONS.md, P86-P87). Only
+the instructions show it, so it is checked here."""
 
 from __future__ import annotations
 
