@@ -75,8 +75,7 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold; its scalar "
-                             "form after it: 8192 x 4096 misaligned 0.601 (bench-2026-11-30-11.txt) against 0.60 "
-                             "before (P67)"),
+                             "form (strided, or misaligned rows longer than a tile) not measured with them"),
     },
 }
 
