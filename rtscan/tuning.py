@@ -91,8 +91,9 @@ LOOKBACK_WARP = {("sm_80", "float32"): {kind: dict(_SEED_LOOKBACK, walk_lanes=32
 
 
 # Hillis-Steele, register-resident: one step per thread, log-step scans across the tile, tiles
-# joined by lookback_regs' two-level look-back. Not measured; min_blocks 3 at 512 threads caps it at
-# 40 registers, spill-free on sm_80-sm_100 (ptxas, tests/test_hillis_steele_mirror.py).
+# joined by lookback_regs' two-level look-back. The shape is not measured; min_blocks 3 at 512
+# threads caps it at 40 registers, spill-free on sm_80-sm_100 (ptxas, tests/test_hillis_steele_mirror.py).
+# On sm_90 its look-back polls by atomics, the one field measured there.
 HILLIS_STEELE = {("sm_80", "float32"): {kind: {
     "block_threads": 512, "items": 1, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
@@ -105,8 +106,9 @@ HILLIS_STEELE[("sm_90", "float32")] = {kind: dict(
 
 
 # Blelloch: the work-efficient tree in shared memory, tiles joined by lookback_regs' two-level
-# look-back. Not measured; 256 x 8 at min_blocks 3 is spill-free on sm_80-sm_100 (ptxas,
-# reported with tests/test_blelloch_mirror.py; min_blocks 4 spilled 12 B on sm_100 with VEC 1).
+# look-back. The shape is not measured; 256 x 8 at min_blocks 3 is spill-free on sm_80-sm_100 (ptxas,
+# reported with tests/test_blelloch_mirror.py; min_blocks 4 spilled 12 B on sm_100 with VEC 1). On
+# sm_90 its look-back polls by atomics, the one field measured there.
 BLELLOCH = {("sm_80", "float32"): {kind: {
     "block_threads": 256, "items": 8, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "source": "spill-free by ptxas on sm_80-sm_100; not measured",
