@@ -144,13 +144,29 @@ def analyse(stamps: np.ndarray) -> list[str]:
     loading = [int(np.sum((start <= g) & (scanned > g))) for g in grid]
     waiting = [int(np.sum((aggregate <= g) & (carry > g))) for g in grid]
     lines += [f"  blocks loading or scanning, at 10 moments: {loading}", f"  blocks waiting, at the same moments: {waiting}"]
+    return lines + first_wave(start, aggregate, carry, end)
+
+
+def first_wave(start, aggregate, carry, end) -> list[str]:
+    """The tiles that started before any tile ended (NOTES 61: at 2^26 they leave DRAM idle for
+    about 13 us while their carries chain): when their aggregates came out, when their carries
+    came, when they ended, and when the tiles after them started (microseconds, min/median/max)."""
+    wave = start < end.min()
+
+    def spread(values):
+        return "/".join(f"{v / 1e3:.1f}" for v in (values.min(), np.median(values), values.max()))
+
+    lines = [f"  first wave ({int(wave.sum())} tiles that started before any ended), min/median/max us:",
+             f"    aggregates out {spread(aggregate[wave])}; carries {spread(carry[wave])}; ends {spread(end[wave])}"]
+    if (~wave).any():
+        lines.append(f"    the next tiles' starts {spread(start[~wave][:int(wave.sum())])}")
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape",
-                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1] "
+                        help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1][a1] "
                              "(default: the tuned large shape, else the long one)")
     parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")

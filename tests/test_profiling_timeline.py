@@ -38,6 +38,10 @@ def test_analysis_of_known_stamps(timeline):
     assert values["wait (carry - aggregate)"] == ["3.00"] * 6
     assert values["of it: protocol (carry - all out)"] == ["3.00"] * 6
     assert values["lifetime (end - start)"] == ["6.00"] * 6
+    # Times count from tile 1's start (tile 0 is left out); tiles 1-6 start before tile 1 ends at 6 us.
+    assert lines[-3].startswith("  first wave (6 tiles that started before any ended)")
+    assert lines[-2] == "    aggregates out 2.0/4.5/7.0; carries 5.0/7.5/10.0; ends 6.0/8.5/11.0"
+    assert lines[-1] == "    the next tiles' starts 6.0/8.5/11.0"
 
 
 def test_saved_stamps_read_back(timeline, tmp_path):
