@@ -88,7 +88,7 @@ def analyse(main: np.ndarray, polls: np.ndarray) -> list[str]:
     issued, returned = polls[:, 0:2 * TIMED_POLLS:2] - origin, polls[:, 1:2 * TIMED_POLLS:2] - origin
     ready = determinable(aggregate, carry)
     timed = np.arange(TIMED_POLLS)[None, :] < np.minimum(counts, TIMED_POLLS)[:, None]
-    first_wave = start <= end.min()
+    first_wave = timeline.in_first_wave(start, end)
     first_wave[0] = False
     later = ~first_wave
     later[0] = False

@@ -147,11 +147,16 @@ def analyse(stamps: np.ndarray) -> list[str]:
     return lines + first_wave(start, aggregate, carry, end)
 
 
+def in_first_wave(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Which tiles are the launch's first wave: those that started before any tile ended."""
+    return start < end.min()
+
+
 def first_wave(start, aggregate, carry, end) -> list[str]:
-    """The tiles that started before any tile ended (NOTES 61: at 2^26 they leave DRAM idle for
-    about 13 us while their carries chain): when their aggregates came out, when their carries
-    came, when they ended, and when the tiles after them started (microseconds, min/median/max)."""
-    wave = start < end.min()
+    """The first wave's tiles (in_first_wave; NOTES 61: at 2^26 they leave DRAM idle for about
+    13 us while their carries chain): when their aggregates came out, when their carries came,
+    when they ended, and when the tiles after them started (microseconds, min/median/max)."""
+    wave = in_first_wave(start, end)
 
     def spread(values):
         return "/".join(f"{v / 1e3:.1f}" for v in (values.min(), np.median(values), values.max()))
