@@ -10,10 +10,7 @@
 //   5 only the 8 LDG.128 a thread
 // Per-block GB/s and total TB/s are printed (NOTES item 55; results/h200/ingest-rate-2026-11-30.txt).
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/ingest profiling/ingest_rate.cu && /tmp/ingest
-#include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+#include "tile_copies.cuh"
 constexpr int THREADS = 352;
 constexpr int TILE = 112 * 1024;  // bytes per tile (staged part of the scan's tile)
 __device__ unsigned long long sink;
@@ -21,19 +18,15 @@ __device__ unsigned long long sink;
 __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, size_t span, int iters, int mode) {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) unsigned long long bar;
-    const unsigned bar_addr = unsigned(__cvta_generic_to_shared(&bar));
-    if (mode == 2 && threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_addr));
-        asm volatile("fence.mbarrier_init.release.cluster;");
-    }
+    const unsigned bar_addr = smem_address(&bar);
+    if (mode == 2 && threadIdx.x == 0) init_copy_barrier(bar_addr);
     __syncthreads();
     unsigned long long acc = 0;
     for (int i = 0; i < iters; ++i) {
         const size_t tile = (size_t(i) * gridDim.x + blockIdx.x) % (span / TILE);
         const char* base = src + tile * TILE;
         if (mode == 0) {
-            for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(smem + o))), "l"(base + o) : "memory");
+            for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, base + o);
             asm volatile("cp.async.wait_all;" ::: "memory");
             __syncthreads();
             acc += reinterpret_cast<unsigned*>(smem)[threadIdx.x];
@@ -57,14 +50,12 @@ __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, si
             const char* staged = src + span / 2 + t * TILE;
             uint4 v[8];
             if (mode == 4) {
-                for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16)
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(smem + o))), "l"(staged + o) : "memory");
+                for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, staged + o);
             }
 #pragma unroll
             for (int k = 0; k < 8; ++k) v[k] = __ldcg(reinterpret_cast<const uint4*>(regs + (k * THREADS + threadIdx.x) * 16));
             if (mode == 3) {
-                for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16)
-                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(smem + o))), "l"(staged + o) : "memory");
+                for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, staged + o);
             }
 #pragma unroll
             for (int k = 0; k < 8; ++k) acc += v[k].x ^ v[k].w;
@@ -73,16 +64,8 @@ __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, si
             acc += reinterpret_cast<unsigned*>(smem)[threadIdx.x];
             __syncthreads();
         } else {
-            if (threadIdx.x == 0) {
-                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr), "r"(TILE) : "memory");
-                for (int o = 0; o < TILE; o += 16384)
-                    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 16384, [%2];"
-                                 ::"r"(unsigned(__cvta_generic_to_shared(smem + o))), "l"(base + o), "r"(bar_addr) : "memory");
-            }
-            unsigned done = 0;
-            while (!done)
-                asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                             : "=r"(done) : "r"(bar_addr), "r"(unsigned(i & 1)) : "memory");
+            if (threadIdx.x == 0) bulk_copy(smem, base, TILE, bar_addr);
+            wait_copy_barrier(bar_addr, unsigned(i & 1));
             acc += reinterpret_cast<unsigned*>(smem)[threadIdx.x];
             __syncthreads();
         }

@@ -15,11 +15,9 @@
 // Results: profiling/results/h200/poll-under-load-2026-11-30.txt.
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/poll profiling/poll_under_load.cu && /tmp/poll
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
-#include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+
+#include "tile_copies.cuh"
 
 constexpr int LOAD_THREADS = 352;
 constexpr int THREADS = LOAD_THREADS + 32;
@@ -54,11 +52,10 @@ __global__ void __launch_bounds__(THREADS) poll_while_loading(const char* __rest
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) unsigned long long bar;
     __shared__ volatile int stop;
-    const unsigned bar_addr = unsigned(__cvta_generic_to_shared(&bar));
+    const unsigned bar_addr = smem_address(&bar);
     if (threadIdx.x == 0) {
         stop = 0;
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_addr));
-        asm volatile("fence.mbarrier_init.release.cluster;");
+        init_copy_barrier(bar_addr);
     }
     __syncthreads();
     const size_t tiles = span / TILE;
@@ -86,21 +83,13 @@ __global__ void __launch_bounds__(THREADS) poll_while_loading(const char* __rest
     for (size_t i = 0; mode != 0 && !stop; ++i, ++rounds) {
         const char* base = src + ((i * gridDim.x + blockIdx.x) % tiles) * TILE;
         if (mode == 1) {
-            for (int o = threadIdx.x * 16; o < TILE; o += LOAD_THREADS * 16)
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(smem + o))),
-                             "l"(base + o) : "memory");
+            for (int o = threadIdx.x * 16; o < TILE; o += LOAD_THREADS * 16) copy_16(smem + o, base + o);
             asm volatile("cp.async.wait_all;" ::: "memory");
             acc += reinterpret_cast<const unsigned*>(smem)[threadIdx.x];
         } else if (mode == 2) {
             if (threadIdx.x == 0) {
-                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr), "r"(TILE) : "memory");
-                for (int o = 0; o < TILE; o += 16384)
-                    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 16384, [%2];"
-                                 ::"r"(unsigned(__cvta_generic_to_shared(smem + o))), "l"(base + o), "r"(bar_addr) : "memory");
-                unsigned done = 0;
-                while (!done)
-                    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                                 : "=r"(done) : "r"(bar_addr), "r"(unsigned(i & 1)) : "memory");
+                bulk_copy(smem, base, TILE, bar_addr);
+                wait_copy_barrier(bar_addr, unsigned(i & 1));
                 acc += reinterpret_cast<const unsigned*>(smem)[0];
             }
         } else if (mode == 4) {
