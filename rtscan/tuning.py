@@ -74,8 +74,10 @@ LOOKBACK_REGS = {
         },
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
-                             "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold; its scalar "
-                             "form (strided, or misaligned rows longer than a tile) not measured with them"),
+                             "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "
+                             "form (time-strided), two rounds (results/h200/strided-polls-ab-2026-11-30-12.txt): 2 x 2^22 "
+                             "0.553/0.554 against 0.538/0.538; one sequence of 2^20 0.417/0.372 against 0.428/0.399 (the "
+                             "first row of each run, whose copy moved by a third: noisy); strides 8, 64 and 256 equal"),
     },
 }
 
