@@ -1,10 +1,11 @@
 """Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
-steps on an H200) five times per tile: block start (once its ticket is drawn, after claim_tile's
-stagger), thread 0's first pass done (its copies landed and its chunks scanned, which overlap on
-the 16-byte path: P38), aggregate about to be published and carry known (lane 0 of the warp
-running the look-back), end (thread 0). The phases between
+steps on an H200) six times per tile: block entry (before claim_tile, so before its stagger and
+its ticket), block start (once its ticket is drawn), thread 0's first pass done (its copies landed
+and its chunks scanned, which overlap on the 16-byte path: P38), aggregate about to be published
+and carry known (lane 0 of the warp running the look-back), end (thread 0). Times count from the
+first block's entry. The phases between
 them, the time from when every earlier tile's aggregate was out to the carry (the protocol's own
 delay), and how many blocks load (or scan what landed) or wait over time are printed; the raw
 stamps are saved as .npy.
@@ -26,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))  # sweep.py beside this script, also under python -P
 from sweep import format_shape, parse_shape  # noqa: E402
 
-STAMPS = 6  # per tile: start, aggregate, carry, end, SM id, thread 0's first pass done
+STAMPS = 7  # per tile: start, aggregate, carry, end, SM id, thread 0's first pass done, entry
 PERCENTILES = (5, 25, 50, 75, 95, 99)
 
 STAMP_HELPER = ("__device__ __forceinline__ unsigned long long stamp() {\n    unsigned long long t;\n"
@@ -41,20 +42,22 @@ _EDITS = (
      "lookback_scan_timeline(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,\n"
      "              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,\n"
      "              long long num_tiles, unsigned long long* times) {"),
+    ("    const ClaimedTile claimed = claim_tile(",
+     "    const unsigned long long entered = stamp();\n    const ClaimedTile claimed = claim_tile("),
     ("    const long long tile = claimed.tile;\n",
      "    const long long tile = claimed.tile;\n    const unsigned long long started = stamp();\n"),
     ("        if (lane == 0) shared_warp_prefix[warp] = warp_running;",
      "        if (lane == 0) shared_warp_prefix[warp] = warp_running;\n        if (threadIdx.x == 0) {\n"
      "            unsigned sm;\n            asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n"
-     "            times[tile * 6 + 0] = started;\n            times[tile * 6 + 4] = sm;\n"
-     "            times[tile * 6 + 5] = stamp();\n        }"),
+     "            times[tile * 7 + 0] = started;\n            times[tile * 7 + 4] = sm;\n"
+     "            times[tile * 7 + 5] = stamp();\n            times[tile * 7 + 6] = entered;\n        }"),
     ("        SegmentPrefix segment_held;",
-     "        if (lane == 0) times[tile * 6 + 1] = stamp();\n        SegmentPrefix segment_held;"),
+     "        if (lane == 0) times[tile * 7 + 1] = stamp();\n        SegmentPrefix segment_held;"),
     ("        if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;",
-     "        if (lane == 0) times[tile * 6 + 2] = stamp();\n"
+     "        if (lane == 0) times[tile * 7 + 2] = stamp();\n"
      "        if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;"),
     ("}\n\n}  // namespace rtscan",
-     "    if (threadIdx.x == 0) times[tile * 6 + 3] = stamp();\n}\n\n}  // namespace rtscan"),
+     "    if (threadIdx.x == 0) times[tile * 7 + 3] = stamp();\n}\n\n}  // namespace rtscan"),
 )
 
 
@@ -122,10 +125,11 @@ def save_stamps(folder: Path, name: str, stamps: np.ndarray) -> None:
 
 
 def analyse(stamps: np.ndarray) -> list[str]:
-    """Where the time went, as lines of text (microseconds; tile 0, which never waits, left out)."""
+    """Where the time went, as lines of text (microseconds from the first block's entry; tile 0,
+    which never waits, left out of the phases)."""
+    origin = stamps[:, 6].min()
     stamps = stamps[1:].astype(np.int64)
-    origin = stamps[:, 0].min()
-    start, aggregate, carry, end, scanned = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5))
+    start, aggregate, carry, end, scanned, entered = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5, 6))
     all_earlier_out = np.maximum.accumulate(aggregate)
 
     def row(name, values):
@@ -133,6 +137,7 @@ def analyse(stamps: np.ndarray) -> list[str]:
 
     span = end.max() / 1e3
     lines = [f"{len(stamps) + 1} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
+             row("stagger and ticket (start - entry)", start - entered),
              row("load and first pass (own done - start)", scanned - start),
              row("block scan (aggregate - own done)", aggregate - scanned),
              row("wait (carry - aggregate)", carry - aggregate),

@@ -47,7 +47,8 @@ def test_analysis_of_known_stamps(poll_timeline):
     polls = poll_timeline.TIMED_POLLS
     index = np.arange(210)
     start = np.where(index < 10, index * 100, 20000 + index * 1000)
-    main = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(210), start + 1000], axis=1)
+    main = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(210), start + 1000,
+                     start], axis=1)  # each block entered as it drew its ticket
     inside = np.zeros((210, 2 * polls + 1), np.int64)
     inside[:, 0], inside[:, 1] = start + 2000, start + 3500
     inside[:, 2], inside[:, 3] = start + 4000, start + 5500

@@ -35,7 +35,8 @@ def test_analysis_of_known_stamps(protocol_timeline):
     # ends 6 us after starting.
     tiles = 200
     start = np.arange(tiles) * 1000
-    main = np.stack([start, start + 2000, start + 5500, start + 6000, np.zeros(tiles), start + 1000], axis=1)
+    main = np.stack([start, start + 2000, start + 5500, start + 6000, np.zeros(tiles), start + 1000,
+                     start], axis=1)  # each block entered as it drew its ticket
     inside = np.stack([start + 4000, start + 5000], axis=1)
     lines = protocol_timeline.analyse(main.astype(np.int64), inside.astype(np.int64))
     values = {line[:46].strip(): line.split()[-5:] for line in lines if line.startswith("  ")}

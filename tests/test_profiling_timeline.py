@@ -17,7 +17,7 @@ def timeline():
 
 def test_instrumented_kernel_compiles(timeline):
     text = timeline.instrument((_compile.kernels_dir() / "lookback.cu").read_text())
-    assert text.count("stamp()") == 6  # the helper's definition is not a call: five stamps and `started`
+    assert text.count("stamp()") == 7  # the helper's definition is not a call: five stamps, `started`, `entered`
     assert_timeline_kernels_compile(text)
 
 
@@ -27,21 +27,25 @@ def test_instrument_refuses_a_moved_anchor(timeline):
 
 
 def test_analysis_of_known_stamps(timeline):
-    # Tile t starts at t us, thread 0's first pass is done 1 us later, its aggregate 2 us later, its carry
-    # 5 us later, and it ends 6 us after starting.
+    # Tile t's block enters at t - 0.5 us and draws its ticket at t us; thread 0's first pass is done 1 us
+    # later, its aggregate 2 us later, its carry 5 us later, and it ends 6 us after its ticket.
     tiles = 100
     start = np.arange(tiles) * 1000
-    stamps = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(tiles), start + 1000], axis=1)
+    stamps = np.stack([start, start + 2000, start + 5000, start + 6000, np.zeros(tiles), start + 1000, start - 500],
+                      axis=1)
     lines = timeline.analyse(stamps.astype(np.int64))
-    values = {line[:40].strip(): line.split()[-6:] for line in lines[1:8]}
+    values = {line[:40].strip(): line.split()[-6:] for line in lines[1:9]}
+    assert values["stagger and ticket (start - entry)"] == ["0.50"] * 6
     assert values["load and first pass (own done - start)"] == ["1.00"] * 6
     assert values["wait (carry - aggregate)"] == ["3.00"] * 6
     assert values["of it: protocol (carry - all out)"] == ["3.00"] * 6
     assert values["lifetime (end - start)"] == ["6.00"] * 6
-    # Times count from tile 1's start (tile 0 is left out); tiles 1-6 start before tile 1 ends at 6 us.
+    # Times count from tile 0's entry, -0.5 us (tile 0 is left out of the phases); tiles 1-6 start before
+    # tile 1 ends at 7 us.
+    assert lines[0].startswith("100 tiles in 105.5 us")
     assert lines[-3].startswith("  first wave (6 tiles that started before any ended)")
-    assert lines[-2] == "    aggregates out 2.0/4.5/7.0; carries 5.0/7.5/10.0; ends 6.0/8.5/11.0"
-    assert lines[-1] == "    the next tiles' starts 6.0/8.5/11.0"
+    assert lines[-2] == "    aggregates out 3.5/6.0/8.5; carries 6.5/9.0/11.5; ends 7.5/10.0/12.5"
+    assert lines[-1] == "    the next tiles' starts 7.5/10.0/12.5"
 
 
 def test_saved_stamps_read_back(timeline, tmp_path):
