@@ -65,7 +65,8 @@ def bench_command(args) -> int:
         rows = _bench.parse_shapes(args.shapes)
     else:
         rows = [(1, 1 << log2) for log2 in range(args.min_log2, args.max_log2 + 1, args.step)]
-    _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0, cold=args.cold)
+    _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0, cold=args.cold,
+               time_major=args.time_major)
     return 0
 
 
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--cold", action="store_true",
                               help="rotate each row's launches over buffers of 4x the L2, so that no launch reads "
                                    "inputs an earlier one left in L2")
+    bench_parser.add_argument("--time-major", action="store_true",
+                              help="lay each row out as (STEPS, SEQUENCES) and scan along dim 0, so a sequence's "
+                                   "steps lie SEQUENCES elements apart (the scalar path, for SEQUENCES > 1)")
     args = parser.parse_args(argv)
     handlers = {"info": info, "compile": compile_command, "bench": bench_command}
     try:

@@ -122,14 +122,18 @@ def _clocks() -> str:
     return f"SM {facts['sm_clock_mhz']} MHz, memory {facts['memory_clock_mhz']} MHz"
 
 
-def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool, l2_bytes: int, rng,
-              stream: int) -> tuple[float, float, list[float]]:
+def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool, time_major: bool,
+              l2_bytes: int, rng, stream: int) -> tuple[float, float, list[float]]:
     """One row's copy (before and after the scans) and each variant's scan, in microseconds a
     launch. Its buffers are freed on return, before the next row allocates."""
     n = num_seqs * length
     # Each row starts `offset` past the allocation's alignment: with a row length that is a
-    # multiple of 4 every sequence is then misaligned the same way.
-    shape = (num_seqs, length) if num_seqs > 1 else (length,)
+    # multiple of 4 every sequence is then misaligned the same way. Time-major rows are
+    # (steps, sequences), scanned along dim 0: each sequence's steps lie num_seqs elements apart.
+    if time_major:
+        shape, dim = (length, num_seqs), 0
+    else:
+        shape, dim = ((num_seqs, length) if num_seqs > 1 else (length,)), -1
     launches = max(1, min(200, (1 << 26) // n))  # at least ~0.5 ms of work per replay
     sets = rotation_sets(12 * n, l2_bytes, launches) if cold else 1
     launches = -(-launches // sets) * sets  # every set as often
@@ -153,7 +157,7 @@ def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool
 
         def one_scan():
             a, b, out = next(inputs)
-            scan(a, b, out=out, variant=name, stream=stream)
+            scan(a, b, dim=dim, out=out, variant=name, stream=stream)
 
         with _nvtx.annotate(f"bench {name} {num_seqs}x{length}"):
             one_scan()  # compiles, loads and sizes the workspace outside the capture
@@ -162,17 +166,20 @@ def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool
 
 
 def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0,
-        cold: bool = False) -> None:
+        cold: bool = False, time_major: bool = False) -> None:
     """One line per row (sequences, steps): each variant's time beside a copy of the same bytes.
     With offset 1 every sequence starts one element past a 16-byte boundary (for the look-back
     variants the head of rtscan/_scan.py, unless it would turn a row of one tile into two; the
-    scalar path for others). With `cold`, launches rotate over buffer sets (rotation_sets)."""
+    scalar path for others). With `cold`, launches rotate over buffer sets (rotation_sets). With
+    `time_major`, a row is a (steps, sequences) array scanned along dim 0: time stride `sequences`,
+    the scalar path where that exceeds 1."""
     _driver.make_current(0)
     stream = _driver.create_stream()
     rng = np.random.default_rng()
     l2_bytes = _driver.device_attribute(0, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE")
     print(f"device: {_driver.device_name(0)}; {_clocks()} at start"
           + ("; inputs one element past a 16-byte boundary" if offset else "")
+          + ("; time-major: rows of (steps, sequences) scanned along dim 0" if time_major else "")
           + (f"; cold: launches rotate over buffers of {COLD_L2_MULTIPLE}x the {l2_bytes >> 20} MB L2" if cold else ""),
           flush=True)
     header = f"{'elements':>14} {'copy us':>9} {'copy GB/s':>9}"
@@ -183,8 +190,8 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
     print(header, flush=True)
     try:
         for num_seqs, length in rows:
-            copy_before, copy_after, timed = _time_row(variant_names, num_seqs, length, offset, cold, l2_bytes,
-                                                       rng, stream)
+            copy_before, copy_after, timed = _time_row(variant_names, num_seqs, length, offset, cold, time_major,
+                                                       l2_bytes, rng, stream)
             nbytes = 12 * num_seqs * length
             copy_time = min(copy_before, copy_after)
             label = f"{num_seqs}x{length}" if num_seqs > 1 else f"{length}"
@@ -192,7 +199,7 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
             for name, micro in zip(variant_names, timed):
                 line += f" | {micro:>20.1f} {nbytes / micro / 1e3:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
-                    vec = 1 if offset % 4 else 4
+                    vec = 1 if offset % 4 or (time_major and num_seqs > 1) else 4
                     predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time)
                     line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before

@@ -29,5 +29,5 @@ def test_cold_rows_rotate_over_four_l2s_at_most_one_set_a_launch():
 
 @pytest.mark.skipif(_driver.gpu_status()[0], reason="checks the refusal on a machine without a GPU")
 def test_shapes_and_misaligned_parse_and_refuse_without_a_gpu(capsys):
-    assert cli.main(["bench", "--shapes", "8192x4096", "--misaligned", "--model", "--cold"]) == 2
+    assert cli.main(["bench", "--shapes", "8192x4096", "--misaligned", "--model", "--cold", "--time-major"]) == 2
     assert "needs an NVIDIA GPU" in capsys.readouterr().err
