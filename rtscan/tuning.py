@@ -75,9 +75,9 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "
-                             "form (time-strided), two rounds (results/h200/strided-polls-ab-2026-11-30-12.txt): 2 x 2^22 "
-                             "0.553/0.554 against 0.538/0.538; one sequence of 2^20 0.417/0.372 against 0.428/0.399 (the "
-                             "first row of each run, whose copy moved by a third: noisy); strides 8, 64 and 256 equal"),
+                             "form, by rtscan bench --time-major, two rounds (P95, results/h200/p95-ab-2026-11-30-12.txt): "
+                             "2 x 524288 0.240/0.241 against 0.231/0.231, 2 x 4194304 0.298/0.297 against 0.282/0.282, "
+                             "8 to 256 sequences within 2 %"),
     },
 }
 
