@@ -63,9 +63,10 @@ hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, flo
     const int warp = int(threadIdx.x) / WARP_SIZE;
 
     if (threadIdx.x == 0) {
-        long long tile;
+        long long ticket;
         unsigned generation;
-        draw_ticket(ws, num_tiles, tile, generation);
+        draw_ticket(ws, num_tiles, ticket, generation);
+        const long long tile = tile_of_ticket(layout, ticket, tiles_per_seq);
         const long long seq = tile / tiles_per_seq;
         long long in_offset, out_offset;
         sequence_origins(layout, seq, in_offset, out_offset);

@@ -46,4 +46,18 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
     }
 }
 
+// The tile (seq * tiles_per_seq + chunk) that the block holding `ticket` scans. Where a sequence's
+// steps are adjacent in memory (time stride +1 or -1), tickets run along each sequence in turn, so
+// the tiles in flight read one stretch of memory. Where they are strided, as in time-major batches
+// (a 32-byte sector then holds steps of up to 8 sequences), every sequence's chunk c comes before
+// any sequence's chunk c + 1: the tiles in flight are neighbouring sequences over the same steps,
+// which share their sectors through L2 instead of fetching them again later (P96). In both orders
+// every earlier tile of a sequence holds an earlier ticket, which is all the look-back's
+// forward-progress argument needs (tile_state.cuh).
+RTSCAN_HOST_DEVICE long long tile_of_ticket(const SeqLayout& layout, long long ticket, long long tiles_per_seq) {
+    if (layout.in_time_stride == 1 || layout.in_time_stride == -1) return ticket;
+    const long long chunk = ticket / layout.num_seqs;
+    return (ticket - chunk * layout.num_seqs) * tiles_per_seq + chunk;
+}
+
 }  // namespace rtscan

@@ -14,7 +14,7 @@
 //   ticket word (64-bit): low 32 bits the next tile ticket, high 32 bits the generation
 //   finished (32-bit): tiles finished, counted only in the rare launch that wraps the generation
 //   then five arrays of `capacity` 64-bit words:
-//   tile aggregate_a[t], aggregate_b[t]   tile t's own composed map (A, B), indexed by ticket
+//   tile aggregate_a[t], aggregate_b[t]   tile t's own composed map (A, B), indexed by tile
 //   segment inclusive[g]                  the state at the end of segment g (carry of segment g+1)
 //   segment aggregate_a[g], aggregate_b[g] segment g's composed map
 //   (a segment index g = sequence * segments per sequence + segment position, below the tiles)
@@ -33,8 +33,9 @@
 // wrap; that launch instead counts finished tiles and its last block clears every descriptor
 // before starting again at generation 1 (finish_wrapping_launch).
 //
-// Forward progress: tiles are numbered by the ticket, drawn when a block starts (after
-// claim_tile's stagger, if any), and a segment's descriptors are published by its last tile, so
+// Forward progress: a block's tile follows from its ticket (seq_layout.cuh's tile_of_ticket), drawn
+// when it starts (after claim_tile's stagger, if any), in an order where each tile of a sequence
+// comes after the earlier ones, and a segment's descriptors are published by its last tile, so
 // every word a block waits for is written by a block with an earlier ticket, which is already
 // resident and never waits for a later one.
 // Block scheduling order is therefore irrelevant.
@@ -413,7 +414,9 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
                 __nanosleep(STAGGER_NS);
         }
         ClaimedTile claimed;
-        draw_ticket(ws, num_tiles, claimed.tile, claimed.generation);
+        long long ticket;
+        draw_ticket(ws, num_tiles, ticket, claimed.generation);
+        claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq);
         sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }

@@ -50,6 +50,10 @@ BROKEN_TWINS = {
                            "for (int axis = 0; axis < int(layout.batch_rank); ++axis) {"),
     "batch_index_off_by_one": ("seq_layout.cuh", "const long long index = seq % size;",
                                "const long long index = (seq + 1) % size;"),
+    "strided_tickets_last_chunk_first": ("seq_layout.cuh",
+                                         "return (ticket - chunk * layout.num_seqs) * tiles_per_seq + chunk;",
+                                         "return (ticket - chunk * layout.num_seqs) * tiles_per_seq + "
+                                         "(tiles_per_seq - 1 - chunk);"),
 }
 
 
@@ -81,6 +85,7 @@ def cases():
         (2, (3, 9 * small + 33), -1, False, True),
         (3, (3, 2 * small + 7, 4), 1, False, True),  # time stride 4, batch axes (3, 4) not mergeable
         (3, (2, 3, 5 * small + 1), 0, True, False),  # dim 0 of a 3-d array: two batch axes
+        (4, (2 * segment + 5, 3), 0, False, True),  # time-major: tickets take chunk c of every sequence first
         (0, (3 * big + 1,), -1, False, False),
         (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),

@@ -212,8 +212,9 @@ struct TileSteps {
     void store(int step, float state) const { out[out_first + step * out_stride] = state; }
 };
 
-// One launch over `layout` in tiles of `tile_steps` steps. The tiles run in ticket order, each to
-// completion, which is one schedule the kernels allow. `block(steps, carry_into)` is the mirror's
+// One launch over `layout` in tiles of `tile_steps` steps. The tiles run in ticket order (the
+// kernels' tile_of_ticket), each to completion, which is one schedule the kernels allow: a tile run
+// before a word it reads was published would read NaN. `block(steps, carry_into)` is the mirror's
 // block: it scans its tile, calls carry_into(tile map) for the state just before the tile
 // (tile_carry), and stores the states of the steps that exist. Each segment that publishes its end
 // state is seen finished with probability `finished_probability`, drawn from `seed`.
@@ -224,27 +225,28 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
     std::bernoulli_distribution finished_now(finished_probability);
     auto visible = [&] { return finished_now(random); };
     const long long tiles_per_seq = (layout.length + tile_steps - 1) / tile_steps;
+    const long long num_tiles = layout.num_seqs * tiles_per_seq;
     // The host sizes the workspace for at least every tile of the launch, the segments below them.
-    Descriptors published(layout.num_seqs * tiles_per_seq);
+    Descriptors published(num_tiles);
 
-    for (long long seq = 0; seq < layout.num_seqs; ++seq) {
+    for (long long ticket = 0; ticket < num_tiles; ++ticket) {
+        const long long tile = rtscan::tile_of_ticket(layout, ticket, tiles_per_seq);
+        const long long seq = tile / tiles_per_seq, chunk = tile % tiles_per_seq;
         long long in_origin, out_origin;
         rtscan::sequence_origins(layout, seq, in_origin, out_origin);
-        for (long long chunk = 0; chunk < tiles_per_seq; ++chunk) {
-            const long long tile_first = chunk * tile_steps;
-            const TileSteps steps = {a,
-                                     b,
-                                     out,
-                                     in_origin + tile_first * layout.in_time_stride,
-                                     out_origin + tile_first * layout.out_time_stride,
-                                     layout.in_time_stride,
-                                     layout.out_time_stride,
-                                     int(std::min<long long>(tile_steps, layout.length - tile_first))};
-            const auto carry_into = [&](Map tile_map) {
-                return tile_carry<DEPTH, LANES, SEGMENT>(published, h0, seq, chunk, tiles_per_seq, tile_map, visible);
-            };
-            block(steps, carry_into);
-        }
+        const long long tile_first = chunk * tile_steps;
+        const TileSteps steps = {a,
+                                 b,
+                                 out,
+                                 in_origin + tile_first * layout.in_time_stride,
+                                 out_origin + tile_first * layout.out_time_stride,
+                                 layout.in_time_stride,
+                                 layout.out_time_stride,
+                                 int(std::min<long long>(tile_steps, layout.length - tile_first))};
+        const auto carry_into = [&](Map tile_map) {
+            return tile_carry<DEPTH, LANES, SEGMENT>(published, h0, seq, chunk, tiles_per_seq, tile_map, visible);
+        };
+        block(steps, carry_into);
     }
 }
 
