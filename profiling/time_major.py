@@ -47,7 +47,7 @@ def main() -> None:
         a = torch.rand(steps, sequences, device="cuda", generator=generator) * 0.5 + 0.5
         b = torch.randn(steps, sequences, device="cuda", generator=generator)
         out = torch.empty_like(a)
-        source = torch.empty(3 * steps * sequences, device="cuda")
+        source = torch.empty(3 * steps * sequences // 2, device="cuda")  # 6 B a step read, 6 written
         target = torch.empty_like(source)
 
         def transposed():
