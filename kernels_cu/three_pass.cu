@@ -19,8 +19,9 @@
 //     3 three_pass_rescan           per tile: scan the tile again from its carry, write h
 //     per step: 8 B read, then 8 B read + 4 B written
 //
-// Pass 1 and pass 3 run one block per tile of TILE = BLOCK_THREADS * ITEMS steps (grid index =
-// tile, three_pass_index.cuh), laid out in registers as in lookback.cu (indexing.cuh). Pass 2 runs
+// Pass 1 and pass 3 run one block per tile of TILE = BLOCK_THREADS * ITEMS steps (its tile from the
+// grid index as lookback.cu's from its ticket, seq_layout.cuh's tile_of_ticket: chunk by chunk
+// across strided sequences), laid out in registers as in lookback.cu (indexing.cuh). Pass 2 runs
 // one block per sequence and walks its aggregates in chunks of BLOCK_THREADS * ITEMS with a block
 // scan and a running carry, so a sequence of 65536 tiles takes 16 chunks of 4096 rather than
 // 65536 dependent steps. Where the intermediate values live, and the formulas that hand the carry
@@ -49,7 +50,7 @@
 
 namespace rtscan {
 
-// Where the block's tile (its grid index) lives: thread 0 finds its sequence's origins (a few
+// Where the block's tile lives: thread 0 finds its sequence's origins (a few
 // 64-bit divisions) and shares them, rather than every thread dividing.
 struct PlacedTile {
     ClaimedTile claimed;  // TileSteps' input; the generation is unused without a look-back
@@ -104,7 +105,7 @@ __device__ __forceinline__ void scan_tile_from_identity(const float* __restrict_
     __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
-    const long long tile = blockIdx.x;
+    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
     const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
     Affine<float> maps[CHUNKS][VEC];
     load_tile<ITEMS, VEC>(steps, layout.in_time_stride, maps);
@@ -201,7 +202,7 @@ three_pass_apply_pairs(const float* __restrict__ a, const float* __restrict__ b,
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     __shared__ PlacedTile shared_place;
 
-    const long long tile = blockIdx.x;
+    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
     const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
     const float carry = __ldcg(scratch.carry + carry_slot(tile));
     const float* pair_a = scratch.pair_a + pair_slot<TILE>(tile);
@@ -233,7 +234,7 @@ three_pass_rescan(const float* __restrict__ a, const float* __restrict__ b, floa
     __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
-    const long long tile = blockIdx.x;
+    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
     const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
     Affine<float> maps[CHUNKS][VEC];
     load_tile<ITEMS, VEC>(steps, layout.in_time_stride, maps);

@@ -4,7 +4,8 @@
 // and tests/test_three_pass_mirror.py's broken twins mutate them.
 //
 // Numbering: tile = seq * tiles_per_seq + chunk, where chunk is the tile's place in its sequence;
-// pass 1 and pass 3 run one block per tile (grid index = tile), pass 2 one block per sequence.
+// pass 1 and pass 3 run one block per tile (tile_of_ticket of the grid index), pass 2 one block per
+// sequence.
 // Every count is 64-bit: 2^28 steps in tiles of 4096 are 65536 tiles per sequence, and the pairs
 // of all tiles can pass 2^31 entries (from 2^31 steps).
 #pragma once
