@@ -46,7 +46,8 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
     }
 }
 
-// The tile (seq * tiles_per_seq + chunk) that the block holding `ticket` scans. Where a sequence's
+// The tile (seq * tiles_per_seq + chunk) that the block holding `ticket` scans (the three-pass
+// forms pass their grid index, which needs no order but gains the same locality). Where a sequence's
 // steps are adjacent in memory (time stride +1 or -1), tickets run along each sequence in turn, so
 // the tiles in flight read one stretch of memory. Where they are strided, as in time-major batches
 // (a 32-byte sector then holds steps of up to 8 sequences), every sequence's chunk c comes before
