@@ -323,7 +323,8 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
         ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
     )
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
-    grids = {"tiles": num_tiles, "sequences": plan.num_seqs}
+    grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
+             "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
         _nvtx.push(pass_kernel.range_name)
         try:

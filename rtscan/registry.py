@@ -92,7 +92,8 @@ class PassKernel:
                                  # (no "/", "@" or "]": ncu --nvtx-include reads them as syntax)
     template: str                # C++ template, instantiated with the LaunchShape fields in `arguments`
     arguments: tuple[str, ...]
-    grid: str                    # "tiles": one block per tile; "sequences": one block per sequence
+    grid: str                    # "tiles": one block per tile; "sequences": one block per sequence;
+                                 # "columns": block_threads sequences a block, times tiles_per_seq
 
 
 @dataclass(frozen=True)
@@ -226,6 +227,25 @@ VARIANTS = {
         False,
         "5 * itemsize (read a, b; read a, b again; write h)"),
 }
+
+VARIANTS["columns"] = Variant(
+    name="columns",
+    source="columns.cu",
+    template="rtscan::columns_aggregates",
+    description="reduce-then-scan in three passes with lanes across sequences, for time-major batches: a block "
+                "takes neighbouring sequences over one chunk of steps, a thread one sequence, one step at a time; "
+                "the chunks' carries as three_pass_reduce's pass 2",
+    passes=3,
+    table=tuning.COLUMNS,
+    arguments=CARRY_PASS_ARGUMENTS,
+    dynamic_shared=no_dynamic_shared,
+    pass_kernels=(PassKernel("columns pass 1 (aggregates)", "rtscan::columns_aggregates", CARRY_PASS_ARGUMENTS,
+                             "columns"),
+                  PassKernel("columns pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS,
+                             "sequences"),
+                  PassKernel("columns pass 3 (rescan)", "rtscan::columns_rescan", CARRY_PASS_ARGUMENTS, "columns")),
+    device_traffic="5 * itemsize (read a, b; read a, b again; write h)",
+)
 
 AUTO = "lookback_regs"
 

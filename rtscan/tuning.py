@@ -131,6 +131,14 @@ _THREE_PASS_SHAPE = {
     "walk_lanes": 1, "segment_tiles": 1, "source": "not measured: spill-free by ptxas on sm_80-sm_100",
 }
 THREE_PASS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
+
+# The columns form (kernels_cu/columns.cu): a block of 64 threads takes 64 neighbouring sequences
+# over a chunk of 64 x 5 = 320 steps, one thread a sequence. Not measured. ITEMS 5, not a multiple
+# of 4, keeps the shape scalar (registry.entry_shape): the kernels read one step at a time whatever
+# the layout. At 16 blocks an SM, ptxas (sm_90) gives 40-48 registers, no spills.
+COLUMNS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE, block_threads=64, items=5, min_blocks=16,
+                                              source="not measured: spill-free by ptxas on sm_90")
+                                   for kind in ("long", "short")}}
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

@@ -97,6 +97,18 @@ def test_three_launches_in_order_after_kernels_and_scratch(recorder, name):
     assert alloc[1] >= pairs + 3 * 4 * tiles
 
 
+def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
+    variant = registry.resolve("columns")
+    launch("columns", (100, 1000))
+    shape = variant.launch_shape("sm_90", "float32", 4, 1000, 100)
+    assert shape.vec == 1 and shape.block_threads == 64
+    chunks = -(-1000 // shape.tile)  # chunks of block_threads x items steps, one a thread
+    launches = [event for event in recorder.events if event[0] == "launch"]
+    assert [event[1] for event in launches] == [k.template for k in variant.pass_kernels]
+    assert [event[2] for event in launches] == [2 * chunks, 100, 2 * chunks]  # 100 sequences: two blocks across
+    assert all(event[3] == 64 for event in launches)
+
+
 def test_no_launch_when_the_scratch_cannot_grow_during_capture(recorder):
     launch("three_pass", (1, 1000))
     recorder.events.clear()

@@ -59,7 +59,7 @@ def test_three_pass_passes_are_the_launches(name):
     variant = registry.resolve(name)
     passes, _ = bytes_per_element(name, 1, 2**28)
     assert [p.name for p in passes] == [k.range_name for k in variant.pass_kernels]
-    tiles = 2**28 // variant.launch_shape("sm_90", "float32", 4, 2**28).tile
+    tiles = -(-2**28 // variant.launch_shape("sm_90", "float32", 4, 2**28).tile)  # the last tile may be part-full
     assert passes[1].descriptor_bytes == 3 * 4 * tiles + 4  # aggregates read, carries written, h0
     assert sum(p.descriptor_bytes for p in passes) <= 0.01 * sum(p.memory_bytes for p in passes)
 

@@ -145,6 +145,7 @@ FIXED_BY_THE_KERNEL = {
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0},
     "three_pass": NO_LOOKBACK,
     "three_pass_reduce": NO_LOOKBACK,
+    "columns": dict(NO_LOOKBACK, vec=1),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
 }
 
 

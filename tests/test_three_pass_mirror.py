@@ -1,6 +1,7 @@
-"""The CPU mirror of the three-pass kernels (tests/mirrors/three_pass_mirror.cpp), built by the
-host C++ compiler from the kernels' own headers, and its broken twins; NVRTC and ptxas on the
-kernels.
+"""The CPU mirror of the three-pass kernels (tests/mirrors/three_pass_mirror.cpp): three_pass and
+three_pass_reduce (kernels_cu/three_pass.cu) and columns (kernels_cu/columns.cu, which shares their
+pass 2), built by the host C++ compiler from the kernels' own headers, and its broken twins; NVRTC
+and ptxas on the kernels.
 
 - The mirror of each form agrees with the float64 reference on lengths around tile edges and
   pass 2's chunk edges, primes, batches, strided time, reverse and h0.
@@ -8,8 +9,8 @@ kernels.
   in three_pass_index.cuh (where the passes keep and find their values, how the carry is handed
   on) or in the headers it shares with the other kernels: every one must be caught, for every
   form it applies to.
-- NVRTC compiles three_pass.cu for every supported architecture; ptxas (where nvcc is installed)
-  finds the tuning table's shape free of spills.
+- NVRTC compiles three_pass.cu and columns.cu for every supported architecture; ptxas (where nvcc
+  is installed) finds the tuning table's shapes free of spills.
 - On a GPU, each form gives the mirror's bits.
 """
 
@@ -27,14 +28,15 @@ import _mirrors
 from _mirrors import needs_compiler
 from rtscan import _compile, registry
 
-# Launch shapes compiled into the mirror (RTSCAN_THREE_PASS_SHAPES): id -> (form, block_threads,
-# items, vec). The ids of three_pass_reduce are those of three_pass plus 10.
-FORMS = {"three_pass": 0, "three_pass_reduce": 10}
-SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4)}
+# Launch shapes compiled into the mirror (RTSCAN_THREE_PASS_SHAPES): id -> (block_threads, items,
+# vec). The ids of three_pass_reduce are those of three_pass plus 10, those of columns plus 20
+# (columns reads one step at a time whatever the vec; shape 5 is its tuned shape).
+FORMS = {"three_pass": 0, "three_pass_reduce": 10, "columns": 20}
+SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4), 5: (64, 5, 1)}
 ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
 
 # name -> (file under kernels_cu/, exact text, replacement, forms it applies to)
-BOTH = tuple(FORMS)
+ALL = tuple(FORMS)
 BROKEN_TWINS = {
     # operands swapped where a carry is applied
     "pair_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(through.a, carry, through.b);",
@@ -42,7 +44,7 @@ BROKEN_TWINS = {
     "rescan_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(before.a, carry, before.b);",
                                       "return multiply_add(before.b, carry, before.a);", ("three_pass_reduce",)),
     "carry_apply_operands_swapped": ("three_pass_index.cuh", "return multiply_add(before.a, running, before.b);",
-                                     "return multiply_add(before.b, running, before.a);", BOTH),
+                                     "return multiply_add(before.b, running, before.a);", ALL),
     # an index off by one
     "pair_slot_overlaps_next_tile": ("three_pass_index.cuh", "return tile * TILE;", "return tile * (TILE - 1);",
                                      ("three_pass",)),
@@ -50,26 +52,32 @@ BROKEN_TWINS = {
                              ("three_pass",)),
     "aggregate_slot_off_by_one": ("three_pass_index.cuh",
                                   "long long aggregate_slot(long long tile) {\n    return tile;",
-                                  "long long aggregate_slot(long long tile) {\n    return tile + 1;", BOTH),
+                                  "long long aggregate_slot(long long tile) {\n    return tile + 1;", ALL),
     "sequence_slots_off_by_one": ("three_pass_index.cuh", "return seq * tiles_per_seq;",
-                                  "return seq * tiles_per_seq + 1;", BOTH),
+                                  "return seq * tiles_per_seq + 1;", ALL),
     "lane_step_off_by_one": ("indexing.cuh", "return span_start + chunk * WARP_SIZE * VEC + lane * VEC;",
-                             "return span_start + chunk * WARP_SIZE * VEC + lane * VEC + 1;", BOTH),
+                             "return span_start + chunk * WARP_SIZE * VEC + lane * VEC + 1;", ALL),
     # a wrong carry into a sequence's first tile
     "first_tile_carry_of_sequence_0": ("three_pass_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
-                                       "return h0 != nullptr ? h0[0] : 0.0f;", BOTH),
+                                       "return h0 != nullptr ? h0[0] : 0.0f;", ALL),
     "first_tile_carry_ignores_h0": ("three_pass_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
-                                    "return h0 != nullptr ? 0.0f : 0.0f;", BOTH),
+                                    "return h0 != nullptr ? 0.0f : 0.0f;", ALL),
     # pass 3 takes another tile's carry
     "pass3_takes_previous_tiles_carry": ("three_pass_index.cuh",
                                          "long long carry_slot(long long tile) {\n    return tile;",
-                                         "long long carry_slot(long long tile) {\n    return tile - 1;", BOTH),
+                                         "long long carry_slot(long long tile) {\n    return tile - 1;", ALL),
     "pass3_takes_next_tiles_carry": ("three_pass_index.cuh", "long long carry_slot(long long tile) {\n    return tile;",
-                                     "long long carry_slot(long long tile) {\n    return tile + 1;", BOTH),
+                                     "long long carry_slot(long long tile) {\n    return tile + 1;", ALL),
     # the shared combine
     "compose_operands_swapped": ("affine.cuh", "multiply_add(later.a, earlier.b, later.b)",
-                                 "multiply_add(earlier.a, later.b, earlier.b)", BOTH),
-    "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;", BOTH),
+                                 "multiply_add(earlier.a, later.b, earlier.b)", ALL),
+    "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;", ALL),
+    # where a columns thread works
+    "column_chunk_off_by_one": ("columns_index.cuh", "return {(grid_index - chunk * blocks) * block_threads + thread, chunk};",
+                                "return {(grid_index - chunk * blocks) * block_threads + thread, chunk + 1};",
+                                ("columns",)),
+    "column_blocks_round_down": ("columns_index.cuh", "return (num_seqs + block_threads - 1) / block_threads;",
+                                 "return num_seqs / block_threads;", ("columns",)),
 }
 TWIN_CASES = [pytest.param(twin, form, id=f"{form}-{twin}") for twin, (*_, forms) in sorted(BROKEN_TWINS.items())
               for form in forms]
@@ -165,32 +173,35 @@ def test_each_form_has_at_least_four_twins_of_its_own_kinds():
             assert any(kind in name for name in names), (form, kind)
 
 
-# The kernels' instantiations: the tuning table's shape for each architecture, both paths.
+# The kernels' instantiations, by source file: the tuning table's shape for each architecture, both paths.
 def expressions_for(arch):
-    return tuple(e for name in FORMS for e in registry.resolve(name).expressions(
-        registry.resolve(name).launch_shapes(arch, "float32")))
+    by_source = {}
+    for name in FORMS:
+        variant = registry.resolve(name)
+        by_source.setdefault(variant.source, []).extend(variant.expressions(variant.launch_shapes(arch, "float32")))
+    return {source: tuple(dict.fromkeys(expressions)) for source, expressions in by_source.items()}
 
 
 @pytest.mark.parametrize("arch", ARCHES)
 def test_nvrtc_compiles_three_pass_for_every_arch(arch):
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-python) is not installed")
-    expressions = tuple(dict.fromkeys(expressions_for(arch)))
-    module = _compile.nvrtc_compile("three_pass.cu", expressions, _compile.CompileOptions(arch=arch))
-    assert module.cubin[:4] == b"\x7fELF", arch
-    assert set(module.lowered_names) == set(expressions), arch
-    for expression, lowered in module.lowered_names.items():
-        assert lowered.startswith("_Z") and lowered.encode() in module.cubin, f"{arch}: {expression} -> {lowered}"
+    for source, expressions in expressions_for(arch).items():
+        module = _compile.nvrtc_compile(source, expressions, _compile.CompileOptions(arch=arch))
+        assert module.cubin[:4] == b"\x7fELF", (arch, source)
+        assert set(module.lowered_names) == set(expressions), (arch, source)
+        for expression, lowered in module.lowered_names.items():
+            assert lowered.startswith("_Z") and lowered.encode() in module.cubin, f"{arch}: {expression} -> {lowered}"
 
 
 NVCC = shutil.which("nvcc")
 
 
-def resource_usage(arch, expressions, directory):
+def resource_usage(arch, source, expressions, directory):
     """ptxas's (kernel, registers, spill store bytes, spill load bytes) for each instantiation."""
     signature = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::ThreePassScratch, "
                  "long long, long long")
     wrapper = directory / "instantiate.cu"
-    wrapper.write_text('#include "three_pass.cu"\n' + "".join(
+    wrapper.write_text(f'#include "{source}"\n' + "".join(
         f"template __global__ void {expression}({signature});\n" for expression in expressions))
     result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
                              "--resource-usage", "-o", str(directory / "out.cubin"), str(wrapper)],
@@ -204,11 +215,11 @@ def resource_usage(arch, expressions, directory):
 @pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
 def test_registered_shapes_do_not_spill(arch, tmp_path):
-    """The claim in rtscan/tuning.py: every pass of both forms, 16-byte and scalar, spill-free."""
-    expressions = tuple(dict.fromkeys(expressions_for(arch)))
-    usage, text = resource_usage(arch, expressions, tmp_path)
-    assert len(usage) == len(expressions), text
-    assert all(stores == 0 and loads == 0 for _, _, stores, loads in usage), text
+    """The claims in rtscan/tuning.py: every pass of every form, 16-byte and scalar, spill-free."""
+    for source, expressions in expressions_for(arch).items():
+        usage, text = resource_usage(arch, source, expressions, tmp_path)
+        assert len(usage) == len(expressions), text
+        assert all(stores == 0 and loads == 0 for _, _, stores, loads in usage), text
 
 
 @pytest.mark.gpu

@@ -1,4 +1,5 @@
-// CPU mirror of kernels_cu/three_pass.cu: both three-pass forms, pass by pass.
+// CPU mirror of kernels_cu/three_pass.cu, both three-pass forms, and of kernels_cu/columns.cu, the
+// third form (its own passes 1 and 3, three_pass.cu's pass 2), pass by pass.
 //
 // Built by the host C++ compiler against the kernels' own headers: where the passes keep and find
 // the pairs, aggregates and carries, and the formulas that hand the carry on (three_pass_index.cuh),
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "columns_index.cuh"
 #include "lookback_protocol.h"
 #include "three_pass_index.cuh"
 
@@ -88,8 +90,8 @@ Map block_exclusive_scan(const std::vector<Map>& maps, std::vector<Map>& prefix)
     return shuffle(warps, WARPS - 1);
 }
 
-// The steps of one tile (the block's grid index), as three_pass.cu's place_tile and TileSteps
-// find them.
+// The steps of one tile, as three_pass.cu's place_tile and TileSteps find them (its grid index
+// names the tile through tile_of_ticket; the passes never wait, so the mirror takes tiles in order).
 TileSteps place_tile(const float* a, const float* b, float* out, const rtscan::SeqLayout& layout, long long tile,
                      long long tiles_per_seq, int tile_steps) {
     const long long seq = tile / tiles_per_seq;
@@ -227,12 +229,51 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
     }
 }
 
+// The columns form (columns.cu): passes 1 and 3 run every block across and along the sequences,
+// each thread its sequence's chunk one step at a time, placed by columns_index.cuh; pass 2 is
+// three_pass_carries over the chunks' aggregates.
+template <int BLOCK_THREADS, int ITEMS>
+void columns_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout) {
+    constexpr int CHUNK = BLOCK_THREADS * ITEMS;
+    const long long tiles_per_seq = (layout.length + CHUNK - 1) / CHUNK;
+    const long long num_tiles = tiles_per_seq * layout.num_seqs;
+    Scratch scratch = {ScratchArray(0), ScratchArray(0), ScratchArray(num_tiles), ScratchArray(num_tiles),
+                       ScratchArray(num_tiles)};
+    const long long grid = rtscan::column_blocks(layout.num_seqs, BLOCK_THREADS) * tiles_per_seq;
+    // Each thread of the grid with a sequence: its tile (seq * tiles_per_seq + chunk) and steps.
+    const auto each_thread = [&](auto&& work) {
+        for (long long grid_index = 0; grid_index < grid; ++grid_index)
+            for (int thread = 0; thread < BLOCK_THREADS; ++thread) {
+                const rtscan::ColumnPlace place =
+                    rtscan::column_place(grid_index, thread, BLOCK_THREADS, layout.num_seqs);
+                if (place.seq >= layout.num_seqs) continue;
+                const long long tile = place.seq * tiles_per_seq + place.chunk;
+                work(tile, place_tile(a, b, out, layout, tile, tiles_per_seq, CHUNK));
+            }
+    };
+    each_thread([&](long long tile, const TileSteps& steps) {  // pass 1, columns_aggregates
+        Map running = affine_identity<float>();
+        for (int step = 0; step < steps.valid; ++step) running = compose(steps.map(step), running);
+        scratch.aggregate_a.write(rtscan::aggregate_slot(tile), running.a);
+        scratch.aggregate_b.write(rtscan::aggregate_slot(tile), running.b);
+    });
+    for (long long seq = 0; seq < layout.num_seqs; ++seq) carries<BLOCK_THREADS, ITEMS>(h0, seq, tiles_per_seq, scratch);
+    each_thread([&](long long tile, const TileSteps& steps) {  // pass 3, columns_rescan
+        float state = scratch.carry.read(rtscan::carry_slot(tile));
+        for (int step = 0; step < steps.valid; ++step) {
+            state = apply(steps.map(step), state);
+            steps.store(step, state);
+        }
+    });
+}
+
 }  // namespace
 
 // Launch shapes the tests use, (form: 1 = three_pass, 0 = three_pass_reduce; block threads, items,
-// vec): 0/10 and 1/11 are the tuning table's 256 x 16 on the 16-byte and the scalar path; 2/12
-// have 64-step tiles and 64-aggregate chunks in pass 2, so short inputs take pass 2 through many
-// chunks; 3/13 have three warps (384-step tiles), 4/14 two chunks of four steps per lane.
+// vec; 2 = columns, whose kernels take no vec): 0/10 and 1/11 are the tuning table's 256 x 16 on
+// the 16-byte and the scalar path; 2/12/22 have 64-step tiles and 64-aggregate chunks in pass 2,
+// so short inputs take pass 2 through many chunks; 3/13/23 have three warps (384-step tiles),
+// 4/14/24 two chunks of four steps per lane; 25 is the columns form's tuned 64 x 5.
 #define RTSCAN_THREE_PASS_SHAPES(X) \
     X(0, 1, 256, 16, 4)             \
     X(1, 1, 256, 16, 1)             \
@@ -243,7 +284,13 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
     X(11, 0, 256, 16, 1)            \
     X(12, 0, 32, 2, 1)              \
     X(13, 0, 96, 4, 4)              \
-    X(14, 0, 64, 8, 4)
+    X(14, 0, 64, 8, 4)              \
+    X(20, 2, 256, 16, 1)            \
+    X(21, 2, 256, 16, 1)            \
+    X(22, 2, 32, 2, 1)              \
+    X(23, 2, 96, 4, 1)              \
+    X(24, 2, 64, 8, 1)              \
+    X(25, 2, 64, 5, 1)
 
 // The signature every mirror shares (tests/_mirrors.py); with no look-back, `finished` and `seed`
 // change nothing.
@@ -251,8 +298,13 @@ extern "C" int rtscan_three_pass_mirror(int shape, const float* a, const float* 
                                         const rtscan::SeqLayout* layout, double finished, unsigned long long seed) {
     (void)finished;
     (void)seed;
-#define RTSCAN_SCAN_CASE(id, pairs, threads, items, vec) \
-    case id: mirror_scan<threads, items, vec, pairs == 1>(a, b, out, h0, *layout); return 0;
+#define RTSCAN_SCAN_CASE(id, form, threads, items, vec)                               \
+    case id:                                                                          \
+        if (form == 2)                                                                \
+            columns_scan<threads, items>(a, b, out, h0, *layout);                     \
+        else                                                                          \
+            mirror_scan<threads, items, vec, form == 1>(a, b, out, h0, *layout);      \
+        return 0;
     switch (shape) {
         RTSCAN_THREE_PASS_SHAPES(RTSCAN_SCAN_CASE)
         default: return 1;
