@@ -133,11 +133,15 @@ _THREE_PASS_SHAPE = {
 THREE_PASS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 # The columns form (kernels_cu/columns.cu): a block of 64 threads takes 64 neighbouring sequences
-# over a chunk of 64 x 5 = 320 steps, one thread a sequence. Not measured. ITEMS 5, not a multiple
-# of 4, keeps the shape scalar (registry.entry_shape): the kernels read one step at a time whatever
-# the layout. At 16 blocks an SM, ptxas (sm_90) gives 40-48 registers, no spills.
+# over a chunk of 64 x 5 = 320 steps, one thread a sequence. ITEMS 5, not a multiple of 4, keeps
+# the shape scalar (registry.entry_shape): the kernels read one step at a time whatever the layout.
+# At 16 blocks an SM, ptxas (sm_90) gives 40-48 registers, no spills.
 COLUMNS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE, block_threads=64, items=5, min_blocks=16,
-                                              source="not measured: spill-free by ptxas on sm_90")
+                                              source="one shape, not swept; spill-free by ptxas on sm_80-sm_100 "
+                                                     "(tests/test_three_pass_mirror.py). On an H200, time-major rows "
+                                                     "of 64-1024 sequences ran at 0.41-0.42 of copy, 2 and 8 "
+                                                     "sequences at 0.05 and 0.13 (P99, "
+                                                     "profiling/results/h200/columns-2026-11-30-12.txt)")
                                    for kind in ("long", "short")}}
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
