@@ -111,7 +111,7 @@ def parse_args(argv):
 
 # ---- measuring (GPU, torch) -------------------------------------------------------------------
 
-def _time_calls(torch, call, launches: int, repeats: int) -> float:
+def time_calls(torch, call, launches: int, repeats: int) -> float:
     """Median microseconds per call of `launches` back-to-back calls between two events."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     samples = []
@@ -132,7 +132,7 @@ def _copy_us(torch, shapes, repeats) -> dict:
         target = torch.empty_like(source)
         target.copy_(source)
         launches = max(1, min(200, (1 << 26) // (sequences * steps)))
-        times[shape_label(sequences, steps)] = _time_calls(torch, lambda: target.copy_(source), launches, repeats)
+        times[shape_label(sequences, steps)] = time_calls(torch, lambda: target.copy_(source), launches, repeats)
         del source, target
     return times
 
@@ -145,12 +145,12 @@ def _measure_one(torch, peer, a, b, check, expected, max_seconds, repeats) -> di
         torch.cuda.synchronize()
         rows = peer.to_rows(out, state)
         error = max_relative_error(rows[check][:, :expected.shape[1]].double().cpu().numpy(), expected)
-        single = _time_calls(torch, lambda: peer.call(state), 1, 1)
+        single = time_calls(torch, lambda: peer.call(state), 1, 1)
         if single > max_seconds * 1e6:
             return {"status": "skipped", "reason": f"one call took {single / 1e6:.1f} s (limit {max_seconds} s)",
                     "error": error}
         launches = max(1, min(200, int(CALL_BUDGET_US / single)))
-        micro = _time_calls(torch, lambda: peer.call(state), launches, repeats)
+        micro = time_calls(torch, lambda: peer.call(state), launches, repeats)
         return {"status": verdict(error), "us": micro, "error": error}
     except Exception as failure:  # noqa: BLE001 - a peer that breaks is a table entry, not a crash
         return {"status": "failed", "reason": f"{type(failure).__name__}: {failure}"[:300]}

@@ -11,29 +11,25 @@ Usage, on a GPU machine with torch: PYTHONPATH=. python3 profiling/time_major.py
 from __future__ import annotations
 
 import argparse
-import statistics
+import sys
+from pathlib import Path
 
 import torch
 
 import rtscan
 
+sys.path.insert(0, str(Path(__file__).parent))  # compare.py beside this script, also under python -P
+from compare import time_calls  # noqa: E402
+
 DEFAULT_ROWS = "4194304x2,1048576x8,262144x64,65536x256,16384x1024"
 
 
 def median_us(call, launches: int = 20, replays: int = 5) -> float:
-    """Median over `replays` of the mean microseconds per call of `launches` back-to-back calls."""
+    """compare.py's median microseconds per call over `replays` runs of `launches` calls, after one
+    call outside the timing."""
     call()
     torch.cuda.synchronize()
-    samples = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(launches):
-            call()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / launches)
-    return statistics.median(samples)
+    return time_calls(torch, call, launches, replays)
 
 
 def main() -> None:
