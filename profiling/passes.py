@@ -11,6 +11,8 @@ times after a warm-up and the median per pass is reported.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/passes.py --variants three_pass,three_pass_reduce,lookback_regs --log2 24,28
+    PYTHONPATH=. python3 profiling/passes.py --variants columns,lookback_regs --log2 24 --time-major 64
+(the second: 64 sequences laid out (steps, 64), scanned along dim 0, 2^24 steps in all)
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ def table(rows: list[PassTiming], copy_us: dict[int, float]) -> list[str]:
     return lines
 
 
-def measure(variant_names: list[str], log2_sizes: list[int]) -> tuple[list[PassTiming], dict[int, float]]:
+def measure(variant_names: list[str], log2_sizes: list[int],
+            time_major: int = 0) -> tuple[list[PassTiming], dict[int, float]]:
+    """With `time_major` S > 0, each size is S sequences laid out (steps, S) and scanned along dim 0
+    (the scalar path); else one contiguous sequence."""
     import numpy as np
 
     from rtscan import _bench, _driver, _kernels, model, registry
@@ -72,7 +77,9 @@ def measure(variant_names: list[str], log2_sizes: list[int]) -> tuple[list[PassT
     try:
         for log2 in log2_sizes:
             n = 1 << log2
-            a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
+            sequences = time_major or 1
+            layout = (n // sequences, sequences) if time_major else None
+            a, b, out = (_bench.DeviceBuffer(n, layout) for _ in range(3))
             a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
             b.fill(rng.standard_normal(n, dtype=np.float32), stream)
             source, target = _bench.DeviceBuffer(3 * n // 2), _bench.DeviceBuffer(3 * n // 2)
@@ -80,9 +87,11 @@ def measure(variant_names: list[str], log2_sizes: list[int]) -> tuple[list[PassT
                 lambda: _driver.copy_device_to_device(target.pointer, source.pointer, 6 * n, stream), stream, 5)
             for name in variant_names:
                 variant = registry.resolve(name)
-                shape = variant.launch_shape(arch, "float32", 4, n)
-                passes = model.passes(variant, shape, 1, n, 4)
-                scan(a, b, out=out, variant=name, stream=stream)  # compile, load, size the scratch
+                vec = 1 if time_major else 4
+                shape = variant.launch_shape(arch, "float32", vec, n // sequences, sequences)
+                passes = model.passes(variant, shape, sequences, n // sequences, 4)
+                dim = 0 if time_major else -1
+                scan(a, b, dim=dim, out=out, variant=name, stream=stream)  # compile, load, size the scratch
                 samples = []
                 for _ in range(REPEATS):
                     events = []
@@ -94,10 +103,10 @@ def measure(variant_names: list[str], log2_sizes: list[int]) -> tuple[list[PassT
                         end.record(stream)
                         events.append((start, end))
 
-                    scan(a, b, out=out, variant=name, stream=stream)  # keeps the GPU busy meanwhile
+                    scan(a, b, dim=dim, out=out, variant=name, stream=stream)  # keeps the GPU busy meanwhile
                     _driver.launch = timed_launch
                     try:
-                        scan(a, b, out=out, variant=name, stream=stream)
+                        scan(a, b, dim=dim, out=out, variant=name, stream=stream)
                     finally:
                         _driver.launch = real_launch
                     events[-1][1].synchronize()
@@ -116,13 +125,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", default="three_pass,three_pass_reduce,lookback_regs")
     parser.add_argument("--log2", default="24,28", help="one sequence of 2^LOG2 steps per size")
+    parser.add_argument("--time-major", type=int, default=0, metavar="S",
+                        help="S sequences per size instead, laid out (steps, S) and scanned along dim 0")
     args = parser.parse_args(argv)
+    log2_sizes = [int(x) for x in args.log2.split(",")]
+    if args.time_major < 0 or any((1 << k) % max(1, args.time_major) for k in log2_sizes):
+        parser.error("--time-major must be positive and divide every size")
     import rtscan
 
     if not rtscan.gpu_available():
         print("profiling/passes.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    rows, copy_us = measure(args.variants.split(","), [int(x) for x in args.log2.split(",")])
+    rows, copy_us = measure(args.variants.split(","), log2_sizes, args.time_major)
     print("\n".join(table(rows, copy_us)))
     return 0
 

@@ -1,0 +1,204 @@
+"""Sweep the columns variant's shape on batches laid out time-major, beside lookback_regs, on the
+present GPU: the data behind tuning.py's COLUMNS entry and behind auto's rule for taking it.
+
+A row is either SxL, S sequences of L steps laid out (L, S) and scanned along dim 0 (time stride
+S), or BxLxD, a (B, L, D) array scanned along dim 1 (B x D sequences, time stride D, neighbouring
+sequences D-contiguous). For every candidate shape of columns (BLOCKxITEMSbMIN_BLOCKS: BLOCK
+neighbouring sequences a block, a chunk of BLOCK x ITEMS steps, MIN_BLOCKS for __launch_bounds__):
+the error against the float64 reference and whether two runs are bitwise equal, on one small
+time-major row, the blocks an SM holds, then every row timed as CUDA graph replays (as `python -m
+rtscan bench` times them). lookback_regs, with its tuned shapes, is timed on the same rows. A
+device-to-device copy of 12 B a step is timed before and after each row; a row whose copy moved
+more than 3 % is marked so, and the ratios are to the faster reading.
+
+Writes profiling/results/<gpu>/columns-sweep-<date>.json (-2, -3, ... rather than overwrite) and
+prints one line per row.
+
+Usage, from a source checkout on a GPU:
+    PYTHONPATH=. python3 profiling/columns_sweep.py --shapes 64x5b16,64x1b24 --rows 64x262144,8x4096x512
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))  # sweep.py beside this script, also under python -P
+from sweep import DRIFT_LIMIT, gpu_folder  # noqa: E402
+
+DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
+DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
+CHECK_ROW = (96, 4000)  # sequences x steps of the correctness check: a partial block and a partial chunk
+_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)$")
+
+
+def parse_shape(text: str) -> dict:
+    """'64x5b16' -> the fields of a columns tuning entry that the kernels take."""
+    match = _SHAPE.match(text.strip())
+    if not match:
+        raise ValueError(f"a columns shape must look like 64x5b16 (BLOCKxITEMSbMIN_BLOCKS), got {text!r}")
+    block, items, min_blocks = (int(x) for x in match.groups())
+    if block % 32 or items < 1 or min_blocks < 1:
+        raise ValueError(f"{text!r}: BLOCK must be a multiple of 32, ITEMS and MIN_BLOCKS at least 1")
+    return {"block_threads": block, "items": items, "min_blocks": min_blocks}
+
+
+def parse_row(text: str) -> tuple[tuple[int, ...], int]:
+    """'64x262144' -> ((262144, 64), 0): the (steps, sequences) array and its time dim;
+    '8x4096x512' -> ((8, 4096, 512), 1)."""
+    parts = text.strip().lower().split("x")
+    if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"a row must look like 64x262144 (SxL) or 8x4096x512 (BxLxD), got {text!r}")
+    sizes = tuple(int(p) for p in parts)
+    return ((sizes[1], sizes[0]), 0) if len(sizes) == 2 else (sizes, 1)
+
+
+def _copy_us(bench, driver, elements: int, stream: int, launches: int) -> float:
+    source, target = bench.DeviceBuffer(3 * elements // 2), bench.DeviceBuffer(3 * elements // 2)
+    return bench._time_copy(
+        lambda: driver.copy_device_to_device(target.pointer, source.pointer, 6 * elements, stream), stream, launches)
+
+
+def check(shape_fields: dict, stream: int) -> dict:
+    """Error against the float64 reference and bitwise repeatability of columns with these fields on
+    CHECK_ROW, time-major, a, b, out freshly drawn and out poisoned."""
+    import rtscan
+    from rtscan import _bench, _driver, reference
+
+    sequences, steps = CHECK_ROW
+    rng = np.random.default_rng()
+    a_host = rng.uniform(0.5, 1.0, (steps, sequences)).astype(np.float32)
+    b_host = rng.standard_normal((steps, sequences), dtype=np.float32)
+    buffers = [_bench.DeviceBuffer(steps * sequences, (steps, sequences)) for _ in range(3)]
+    buffers[0].fill(a_host, stream)
+    buffers[1].fill(b_host, stream)
+    runs = []
+    for _ in range(2):
+        buffers[2].fill(np.full((steps, sequences), np.nan, np.float32), stream)
+        rtscan.scan(buffers[0], buffers[1], dim=0, out=buffers[2], variant="columns", stream=stream)
+        host = np.empty((steps, sequences), np.float32)
+        _driver.copy_to_host(host.ctypes.data, buffers[2].pointer, host.nbytes, stream)
+        _driver.synchronize(stream)
+        runs.append(host)
+    expected = reference.scan(a_host, b_host, dim=0)
+    return {"relative_error": float(np.max(np.abs(runs[0] - expected)) / np.max(np.abs(expected))),
+            "deterministic": bool(np.array_equal(runs[0], runs[1]))}
+
+
+def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
+    import rtscan
+    from rtscan import _bench, _driver, _kernels, _nvml, registry, tuning
+
+    _driver.make_current(0)
+    arch = _kernels.device_arch(0)
+    columns = registry.resolve("columns")
+    key = (arch, "float32")
+    saved = columns.table.get(key)
+    base = tuning.lookup(columns.table, arch, "float32")
+    candidates = [parse_shape(text) for text in shape_texts]
+    rows = [parse_row(text) for text in row_texts]
+    stream = _driver.create_stream()
+    rng = np.random.default_rng()
+    result = {"device": _driver.device_name(0), "arch": arch, "date": datetime.date.today().isoformat(),
+              "clocks_before": _nvml.facts(0), "shapes": [], "rows": []}
+    print(f"{result['device']} ({arch}): columns shapes {shape_texts} beside lookback_regs", flush=True)
+    try:
+        for fields in candidates:
+            entry = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
+            columns.table[key] = entry
+            shape = columns.launch_shape(arch, "float32", 1, 1)
+            described = {**fields, "text": f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}"}
+            try:
+                kernels = _kernels.function(0, columns, shape)
+                described["blocks_per_sm"] = [_driver.resident_blocks_per_sm(k, shape.threads, 0) for k in kernels]
+                described.update(check(fields, stream))
+            except rtscan.RtscanError as error:
+                described["error"] = str(error)
+            result["shapes"].append(described)
+            print(f"shape {described}", flush=True)
+        names = [("lookback_regs", None)] + [("columns", s) for s in result["shapes"] if "error" not in s]
+        for text, (array_shape, dim) in zip(row_texts, rows):
+            elements = int(np.prod(array_shape))
+            launches = max(1, min(200, (1 << 26) // elements))
+            a, b, out = (_bench.DeviceBuffer(elements, array_shape) for _ in range(3))
+            a.fill(rng.uniform(0.5, 1.0, elements).astype(np.float32), stream)
+            b.fill(rng.standard_normal(elements, dtype=np.float32), stream)
+            copy_before = _copy_us(_bench, _driver, elements, stream, launches)
+            times = {}
+            for name, described in names:
+                if described is not None:
+                    columns.table[key] = {kind: dict(base[kind], **{f: described[f] for f in
+                                                                   ("block_threads", "items", "min_blocks")},
+                                                     source="sweep candidate") for kind in base}
+
+                def one_scan():
+                    rtscan.scan(a, b, dim=dim, out=out, variant=name, stream=stream)
+
+                one_scan()  # compiles, loads and sizes the scratch outside the capture
+                times[name if described is None else described["text"]] = _bench._time_graph(one_scan, stream,
+                                                                                            launches)
+            copy_after = _copy_us(_bench, _driver, elements, stream, launches)
+            copy = min(copy_before, copy_after)
+            drift = abs(copy_after - copy_before) / copy_before
+            row = {"row": text, "array": array_shape, "dim": dim, "copy_us": copy, "copy_drift": drift,
+                   "usable": drift <= DRIFT_LIMIT, "scan_us": times}
+            result["rows"].append(row)
+            ratios = "  ".join(f"{name} {copy / micro:.3f}" for name, micro in times.items())
+            print(f"{text:>14} copy {copy:8.1f} us | {ratios}" + ("" if row["usable"] else
+                                                                   f"  (copy moved {drift:.0%})"), flush=True)
+    finally:
+        if saved is None:
+            del columns.table[key]
+        else:
+            columns.table[key] = saved
+        _driver.destroy_stream(stream)
+    result["clocks_after"] = _nvml.facts(0)
+    return result
+
+
+def write(result: dict, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"columns-sweep-{result['date']}"
+    path = folder / f"{stem}.json"
+    for number in itertools.count(2):  # results are kept, never overwritten
+        if not path.exists():
+            break
+        path = folder / f"{stem}-{number}.json"
+    path.write_text(json.dumps(result, indent=1, default=str))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated (default {DEFAULT_SHAPES})")
+    parser.add_argument("--rows", default=DEFAULT_ROWS, help=f"comma-separated (default {DEFAULT_ROWS})")
+    parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
+    args = parser.parse_args(argv)
+    shape_texts, row_texts = args.shapes.split(","), args.rows.split(",")
+    try:
+        for text in shape_texts:
+            parse_shape(text)
+        for text in row_texts:
+            parse_row(text)
+    except ValueError as error:
+        parser.error(str(error))
+    import rtscan
+
+    if not rtscan.gpu_available():
+        print("profiling/columns_sweep.py needs a GPU; none is visible here", file=sys.stderr)
+        return 2
+    result = sweep(shape_texts, row_texts)
+    path = write(result, args.out or Path(__file__).parent / "results" / gpu_folder(result["device"]))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""profiling/columns_sweep.py without a GPU: its shapes and rows as text. The sweep itself runs
+only on a GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+import rtscan
+from _profiling import load_script
+
+
+@pytest.fixture(scope="module")
+def columns_sweep():
+    return load_script("columns_sweep")
+
+
+def test_a_shape_names_block_items_and_min_blocks(columns_sweep):
+    assert columns_sweep.parse_shape("64x5b16") == {"block_threads": 64, "items": 5, "min_blocks": 16}
+    assert columns_sweep.parse_shape(" 128x1b12 ") == {"block_threads": 128, "items": 1, "min_blocks": 12}
+
+
+@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1"])
+def test_a_shape_the_kernels_cannot_take_is_refused(columns_sweep, text):
+    with pytest.raises(ValueError):
+        columns_sweep.parse_shape(text)
+
+
+def test_rows_are_time_major_or_batch_length_width(columns_sweep):
+    assert columns_sweep.parse_row("64x262144") == ((262144, 64), 0)
+    assert columns_sweep.parse_row("8x4096x512") == ((8, 4096, 512), 1)
+    for text in ("64", "64x0", "1x2x3x4", "ax4"):
+        with pytest.raises(ValueError):
+            columns_sweep.parse_row(text)
+
+
+def test_every_default_parses(columns_sweep):
+    assert all(columns_sweep.parse_shape(t) for t in columns_sweep.DEFAULT_SHAPES.split(","))
+    assert all(columns_sweep.parse_row(t) for t in columns_sweep.DEFAULT_ROWS.split(","))
+
+
+@pytest.mark.skipif(rtscan.gpu_available(), reason="a GPU is present: the sweep would run")
+def test_refuses_without_a_gpu(columns_sweep, capsys):
+    assert columns_sweep.main(["--shapes", "64x5b16", "--rows", "64x1024"]) == 2
+    assert "needs a GPU" in capsys.readouterr().err
+
+
+def test_bad_text_is_refused_before_anything_runs(columns_sweep):
+    with pytest.raises(SystemExit):
+        columns_sweep.main(["--shapes", "64x5"])
