@@ -27,7 +27,7 @@
 
 namespace rtscan {
 
-// Steps whose loads a thread issues before it uses the first of them.
+// Steps a thread loads as one group; the next group's loads are in flight while it uses one.
 constexpr int COLUMN_UNROLL = 8;
 
 // A thread's sequence and chunk: where its steps start in a, b and out, and how many exist.
@@ -66,6 +66,25 @@ __device__ __forceinline__ void load_column_maps(const ColumnSteps& steps, long 
     }
 }
 
+// Calls visit(map, step) for each of a thread's steps in order. The loads of the next group are
+// issued before the current group is used: a thread's chain of steps is serial, so with one group
+// in flight at a time pass 1 waited out each group's round trip and moved its bytes at 0.57 of the
+// copy's rate (P100, profiling/results/h200/columns-sweep-2026-11-30.json's run, passes.py).
+template <typename Visit>
+__device__ __forceinline__ void walk_column(const ColumnSteps& steps, long long stride, Visit&& visit) {
+    Affine<float> group[COLUMN_UNROLL];
+    load_column_maps(steps, stride, 0, group);
+    for (int start = 0; start < steps.valid; start += COLUMN_UNROLL) {
+        Affine<float> next[COLUMN_UNROLL];
+        load_column_maps(steps, stride, start + COLUMN_UNROLL, next);
+#pragma unroll
+        for (int u = 0; u < COLUMN_UNROLL; ++u) {
+            if (start + u < steps.valid) visit(group[u], start + u);
+            group[u] = next[u];
+        }
+    }
+}
+
 template <int BLOCK_THREADS, int ITEMS, int MIN_BLOCKS>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 columns_aggregates(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
@@ -75,13 +94,7 @@ columns_aggregates(const float* __restrict__ a, const float* __restrict__ b, flo
     const ColumnSteps steps = column_steps<BLOCK_THREADS, BLOCK_THREADS * ITEMS>(layout, tiles_per_seq, a, b, out);
     if (steps.seq >= layout.num_seqs) return;
     Affine<float> running = affine_identity<float>();
-    for (int start = 0; start < steps.valid; start += COLUMN_UNROLL) {
-        Affine<float> maps[COLUMN_UNROLL];
-        load_column_maps(steps, layout.in_time_stride, start, maps);
-#pragma unroll
-        for (int u = 0; u < COLUMN_UNROLL; ++u)
-            if (start + u < steps.valid) running = compose(maps[u], running);
-    }
+    walk_column(steps, layout.in_time_stride, [&](Affine<float> map, int) { running = compose(map, running); });
     scratch.aggregate_a[aggregate_slot(steps.tile)] = running.a;
     scratch.aggregate_b[aggregate_slot(steps.tile)] = running.b;
 }
@@ -95,16 +108,10 @@ columns_rescan(const float* __restrict__ a, const float* __restrict__ b, float* 
     const ColumnSteps steps = column_steps<BLOCK_THREADS, BLOCK_THREADS * ITEMS>(layout, tiles_per_seq, a, b, out);
     if (steps.seq >= layout.num_seqs) return;
     float state = __ldcg(scratch.carry + carry_slot(steps.tile));
-    for (int start = 0; start < steps.valid; start += COLUMN_UNROLL) {
-        Affine<float> maps[COLUMN_UNROLL];
-        load_column_maps(steps, layout.in_time_stride, start, maps);
-#pragma unroll
-        for (int u = 0; u < COLUMN_UNROLL; ++u)
-            if (start + u < steps.valid) {
-                state = apply(maps[u], state);
-                steps.out[(long long)(start + u) * layout.out_time_stride] = state;
-            }
-    }
+    walk_column(steps, layout.in_time_stride, [&](Affine<float> map, int step) {
+        state = apply(map, state);
+        steps.out[(long long)step * layout.out_time_stride] = state;
+    });
 }
 
 }  // namespace rtscan
