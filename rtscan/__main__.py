@@ -60,7 +60,8 @@ def bench_command(args) -> int:
         return 2
     from . import _bench
 
-    names = list(VARIANTS) if args.variant == "all" else [resolve(args.variant).name]
+    # "auto" is timed as auto: its variant follows each row's layout (registry.auto_variant).
+    names = list(VARIANTS) if args.variant == "all" else ["auto" if args.variant == "auto" else resolve(args.variant).name]
     if args.shapes:
         rows = _bench.parse_shapes(args.shapes)
     else:

@@ -20,9 +20,9 @@ import statistics
 
 import numpy as np
 
-from . import _driver, _kernels, _nvml, _nvtx, model
+from . import _driver, _kernels, _layout, _nvml, _nvtx, model
 from ._scan import scan
-from .registry import VARIANTS
+from .registry import VARIANTS, auto_variant
 
 REPLAYS = 7
 COLD_L2_MULTIPLE = 4
@@ -96,9 +96,13 @@ def _time_copy(copy, stream: int, launches: int) -> float:
     return min(_time_graph(copy, stream, launches), _time_stream(copy, stream, launches))
 
 
-def _predicted_us(name: str, num_seqs: int, length: int, vec: int, copy_bytes: int, copy_us: float) -> float:
+def _predicted_us(name: str, num_seqs: int, length: int, vec: int, copy_bytes: int, copy_us: float,
+                  time_major: bool) -> float:
     """rtscan/model.py's time for num_seqs sequences of `length` steps on the 16-byte (vec 4) or
     scalar path, at the bandwidth the copy reached in this row."""
+    if name == "auto":
+        shape = (length, num_seqs) if time_major else (num_seqs, length)
+        name = auto_variant(_layout.plan(shape, (shape[1], 1), (shape[1], 1), 0 if time_major else 1, False).layout).name
     variant = VARIANTS[name]
     shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, length, num_seqs)
     return model.predicted_us(model.passes(variant, shape, num_seqs, length, 4), copy_bytes, copy_us)
@@ -200,7 +204,7 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
                 line += f" | {micro:>20.1f} {nbytes / micro / 1e3:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
                     vec = 1 if offset % 4 or (time_major and num_seqs > 1) else 4
-                    predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time)
+                    predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time, time_major)
                     line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before
             if drift > 0.03:

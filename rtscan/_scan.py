@@ -27,7 +27,8 @@ def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False
 
 
 def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
-    chosen = registry.resolve(variant_name)
+    # None: auto, whose variant follows from the layout (registry.auto_variant, in _prepare).
+    chosen = None if variant_name.__class__ is str and variant_name == "auto" else registry.resolve(variant_name)
     if reverse.__class__ is not bool and not isinstance(reverse, np.bool_):
         raise InputTypeError(f"reverse must be a bool, got {type(reverse).__name__}")
     va, vb = _arrays.view("a", a), _arrays.view("b", b)
@@ -153,6 +154,7 @@ def _check_aliasing(vout, va, vb, vh0, addresses):
 class _Prepared(NamedTuple):
     """Everything about a launch that follows from the call's layout, not its addresses."""
 
+    variant: registry.Variant   # the one asked for, or auto's choice for this layout
     entry: dict                 # the tuning entry it was built from (checked by identity on reuse)
     shape: registry.LaunchShape
     plan: _layout.Plan
@@ -183,7 +185,7 @@ def _result_offset(chosen, va, vb, axis: int, reverse: bool) -> int:
     a and b when the launch would then take the head (P67), else on the boundary. The launch it
     asks about is the one _launch prepares next (the result has a's strides), so it is built once."""
     misalignment = _misalignment(va.pointer, vb.pointer, va.pointer)
-    if (not misalignment or not chosen.takes_head or va.device is None
+    if (not misalignment or (chosen is not None and not chosen.takes_head) or va.device is None
             or va.strides != _arrays.contiguous_strides(va.shape) or _arrays.element_count(va.shape) == 0):
         return 0
     prepared = _prepare(chosen, va, va, axis, reverse, misalignment, _kernels.device_arch(va.device))
@@ -202,14 +204,17 @@ def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool)
 
 
 def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
-    """The launch for this layout, reused while the variant's tuning entry is the same object (an
-    entry replaced, as sweeps and tests do, is seen; one edited in place would not be)."""
-    entry = tuning.lookup(chosen.table, arch, va.dtype)
-    key = (chosen.name, va.device, va.dtype, va.shape, va.strides, vout.strides, axis, reverse, misalignment)
+    """The launch for this layout (chosen None: auto's), reused while the variant's tuning entry is
+    the same object (an entry replaced, as sweeps and tests do, is seen; one edited in place would
+    not be)."""
+    key = (chosen.name if chosen is not None else "auto", va.device, va.dtype, va.shape, va.strides, vout.strides,
+           axis, reverse, misalignment)
     prepared = _prepared.get(key)
-    if prepared is not None and prepared.entry is entry:
+    if prepared is not None and prepared.entry is tuning.lookup(prepared.variant.table, arch, va.dtype):
         return prepared
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
+    chosen = chosen if chosen is not None else registry.auto_variant(plan.layout)
+    entry = tuning.lookup(chosen.table, arch, va.dtype)
     vec, head = _vector_head(plan, misalignment, chosen.takes_head)
     shape = chosen.launch_shape(arch, va.dtype, vec, plan.length + head, plan.num_seqs)
     # No head where the shape has only the scalar form (one step a thread), nor where it would turn
@@ -228,7 +233,8 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    prepared = _Prepared(entry, shape, plan, tiles_per_seq, num_tiles, shape.threads, chosen.shared_bytes(shape))
+    prepared = _Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
+                         chosen.shared_bytes(shape))
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -286,6 +292,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     _driver.make_current(device)
     misalignment = _misalignment(va.pointer, vb.pointer, vout.pointer)
     prepared = _prepare(chosen, va, vout, axis, reverse, misalignment, _kernels.device_arch(device))
+    chosen = prepared.variant
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
         return
@@ -326,9 +333,10 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
     grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
+        pass_shape = pass_kernel.shape_for(shape)
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], prepared.threads, prepared.shared_bytes,
+            _driver.launch(kernel, grids[pass_kernel.grid], pass_shape.threads, chosen.shared_bytes(pass_shape),
                            stream_handle, ctypes.addressof(pointers))
         finally:
             _nvtx.pop()

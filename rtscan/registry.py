@@ -94,6 +94,11 @@ class PassKernel:
     arguments: tuple[str, ...]
     grid: str                    # "tiles": one block per tile; "sequences": one block per sequence;
                                  # "columns": block_threads sequences a block, times tiles_per_seq
+    own_shape: LaunchShape | None = None  # a launch shape of its own (columns' pass 2), else the variant's
+
+    def shape_for(self, shape: LaunchShape) -> LaunchShape:
+        """The shape this pass is instantiated and launched with when the variant runs `shape`."""
+        return self.own_shape or shape
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,7 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
+    vector_steps: bool = True  # False: its kernels read one step at a time whatever the layout (vec always 1)
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
@@ -120,6 +126,7 @@ class Variant:
         (fills_a_tile) and the launch holds at least its `from_total_steps`; else the short shape
         (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
+        vec = vec if self.vector_steps else 1
         for kind in LONG_KINDS:
             fields = entry.get(kind)
             if (fields is not None and vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"])
@@ -132,8 +139,9 @@ class Variant:
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""
         entry = tuning.lookup(self.table, arch, dtype)
-        shapes = tuple(entry_shape(entry[kind], 4) for kind in LONG_KINDS if kind in entry)
-        return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], 4), entry_shape(entry["short"], 1))))
+        vec = 4 if self.vector_steps else 1
+        shapes = tuple(entry_shape(entry[kind], vec) for kind in LONG_KINDS if kind in entry)
+        return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], vec), entry_shape(entry["short"], 1))))
 
     def name_expression(self, shape: LaunchShape) -> str:
         """The (first) kernel's instantiation for `shape`."""
@@ -143,7 +151,7 @@ class Variant:
         """Every launch's instantiation for `shape`, in launch order."""
         if not self.pass_kernels:
             return (self.name_expression(shape),)
-        return tuple(f"{k.template}<{', '.join(str(getattr(shape, field)) for field in k.arguments)}>"
+        return tuple(f"{k.template}<{', '.join(str(getattr(k.shape_for(shape), field)) for field in k.arguments)}>"
                      for k in self.pass_kernels)
 
     def expressions(self, shapes) -> tuple[str, ...]:
@@ -241,16 +249,43 @@ VARIANTS["columns"] = Variant(
     dynamic_shared=no_dynamic_shared,
     pass_kernels=(PassKernel("columns pass 1 (aggregates)", "rtscan::columns_aggregates", CARRY_PASS_ARGUMENTS,
                              "columns"),
+                  # Its own, wider shape: the columns' chunks are short, so a sequence has many
+                  # aggregates, which pass 2 walks a block scan at a time (tuning.py, COLUMN_CARRIES).
                   PassKernel("columns pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS,
-                             "sequences"),
+                             "sequences", own_shape=entry_shape(tuning.COLUMN_CARRIES, 1)),
                   PassKernel("columns pass 3 (rescan)", "rtscan::columns_rescan", CARRY_PASS_ARGUMENTS, "columns")),
+    vector_steps=False,
     device_traffic="5 * itemsize (read a, b; read a, b again; write h)",
 )
 
+# variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which
+# columns runs. resolve("auto") names the first, auto's variant for contiguous sequences.
 AUTO = "lookback_regs"
+AUTO_TIME_MAJOR = "columns"
+# The fewest neighbouring sequences, adjacent in memory, for which auto takes columns. On an H200
+# (P100, P101; profiling/results/h200/columns-sweep-p100-2026-11-30-13.txt), time-major rows of 16
+# sequences ran at 0.30 of copy with columns against 0.16 with lookback_regs, 8 at 0.18-0.20
+# against 0.21; (B, L, 16) along L at 0.44-0.51 against 0.15.
+COLUMNS_FROM_SEQUENCES = 16
+
+
+def columns_suits(layout) -> bool:
+    """Whether auto gives this layout (rtscan/_layout.py's SeqLayout) to columns: the time axis is
+    not contiguous, and the innermost batch axis is, in a, b and out alike, with at least
+    COLUMNS_FROM_SEQUENCES sequences along it, so a warp's load of one step is one run of
+    neighbouring sequences."""
+    rank = layout.batch_rank
+    return (abs(layout.in_time_stride) != 1 and rank > 0 and layout.in_batch_stride[rank - 1] == 1
+            and layout.out_batch_stride[rank - 1] == 1 and layout.batch_size[rank - 1] >= COLUMNS_FROM_SEQUENCES)
+
+
+def auto_variant(layout) -> Variant:
+    """What variant="auto" runs for this layout."""
+    return VARIANTS[AUTO_TIME_MAJOR if columns_suits(layout) else AUTO]
 
 
 def resolve(name: str) -> Variant:
+    """The variant called `name`; "auto" gives AUTO (for the layout-dependent choice, auto_variant)."""
     if name == "auto":
         name = AUTO
     if name not in VARIANTS:
@@ -265,7 +300,7 @@ def variants() -> list[dict]:
     return [
         {
             "name": v.name,
-            "auto": v.name == AUTO,
+            "auto": v.name in (AUTO, AUTO_TIME_MAJOR),
             "description": v.description,
             "passes": v.passes,
             "traffic_bytes_per_element": v.device_traffic,

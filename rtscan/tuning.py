@@ -132,17 +132,27 @@ _THREE_PASS_SHAPE = {
 }
 THREE_PASS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
-# The columns form (kernels_cu/columns.cu): a block of 64 threads takes 64 neighbouring sequences
-# over a chunk of 64 x 5 = 320 steps, one thread a sequence. ITEMS 5, not a multiple of 4, keeps
-# the shape scalar (registry.entry_shape): the kernels read one step at a time whatever the layout.
-# At 16 blocks an SM, ptxas (sm_90) gives 40-48 registers, no spills.
-COLUMNS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE, block_threads=64, items=5, min_blocks=16,
-                                              source="one shape, not swept; spill-free by ptxas on sm_80-sm_100 "
-                                                     "(tests/test_three_pass_mirror.py). On an H200, time-major rows "
-                                                     "of 64-1024 sequences ran at 0.41-0.42 of copy, 2 and 8 "
-                                                     "sequences at 0.05 and 0.13 (P99, "
-                                                     "profiling/results/h200/columns-2026-11-30-12.txt)")
+# The columns form (kernels_cu/columns.cu): a block of BLOCK threads takes BLOCK neighbouring
+# sequences over a chunk of BLOCK x ITEMS steps, one thread a sequence; its kernels read one step at
+# a time whatever the layout (registry: vector_steps False).
+_COLUMNS_SWEEPS = ("profiling/columns_sweep.py on an H200, 2026-11-30, thirteenth session, two rounds "
+                   "(profiling/results/h200/columns-sweep-p100b-2026-11-30-13.txt, with walk_column; "
+                   "columns-sweep-p100-2026-11-30-13.txt before it)")
+COLUMNS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE, block_threads=32, items=4, min_blocks=32,
+                                              source=f"{_COLUMNS_SWEEPS}: best or within 2 % of the best of 6 shapes "
+                                                     "on every row from 8 sequences but one, (64, 4096, 16) along 4096 "
+                                                     "(0.44 against 64 x 1's 0.51): time-major 64 x 262144 0.472/0.480 "
+                                                     "of copy, 1024 x 16384 0.520/0.512, 4096 x 16384 0.546/0.547, "
+                                                     "64 x 65536 0.420/0.430, 16 x 1048576 0.298/0.299; (8, 4096, 512) "
+                                                     "along 4096 0.500/0.503. 56 registers, no spills (ptxas, sm_90)")
                                    for kind in ("long", "short")}}
+# columns' pass 2 (three_pass_carries) with a shape of its own: one block per sequence walks its
+# chunks' aggregates BLOCK x ITEMS at a time, and a columns chunk is 128 steps, so a sequence of
+# 2^20 steps has 8192 of them. With the columns shape itself (128 a round) pass 2 took most of the
+# time on 8-16 sequences (P100's outcome). 2048 a round; spill-free on sm_80-sm_100 (ptxas,
+# tests/test_three_pass_mirror.py). Not swept.
+COLUMN_CARRIES = dict(_THREE_PASS_SHAPE, block_threads=256, items=8, min_blocks=2,
+                      source="reasoned from P100's outcome (pass 2 rounds), not swept")
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

@@ -101,12 +101,44 @@ def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
     variant = registry.resolve("columns")
     launch("columns", (100, 1000))
     shape = variant.launch_shape("sm_90", "float32", 4, 1000, 100)
-    assert shape.vec == 1 and shape.block_threads == 64
+    assert shape.vec == 1 and shape.block_threads == 32
     chunks = -(-1000 // shape.tile)  # chunks of block_threads x items steps, one a thread
     launches = [event for event in recorder.events if event[0] == "launch"]
     assert [event[1] for event in launches] == [k.template for k in variant.pass_kernels]
-    assert [event[2] for event in launches] == [2 * chunks, 100, 2 * chunks]  # 100 sequences: two blocks across
-    assert all(event[3] == 64 for event in launches)
+    assert [event[2] for event in launches] == [4 * chunks, 100, 4 * chunks]  # 100 sequences: four blocks across
+    carries = variant.pass_kernels[1].own_shape  # pass 2 with a shape of its own
+    assert carries.block_threads > shape.block_threads
+    assert [event[3] for event in launches] == [32, carries.block_threads, 32]
+
+
+@pytest.mark.parametrize("shape,dim,reverse,expected", [
+    ((1000, 64), 0, False, "columns"),        # time-major, 64 sequences
+    ((1000, 64), 0, True, "columns"),         # the same reversed (time stride -64)
+    ((3, 500, 16), 1, False, "columns"),      # (B, L, D) along L, D = 16: 48 sequences
+    ((1000, 8), 0, False, "lookback_regs"),   # too few neighbours for a warp
+    ((3, 500, 15), 1, False, "lookback_regs"),
+    ((64, 1000), 1, False, "lookback_regs"),  # contiguous sequences
+    ((64, 1000), 0, False, "columns"),        # the same array along dim 0: 1000 sequences of 64 steps
+])
+def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse, expected):
+    va, vb, vout = views(shape)
+    _scan._launch(None, va, vb, None, vout, dim, reverse, 5)
+    (function,) = [event for event in recorder.events if event[0] == "function"]
+    assert function[1] == expected
+    recorder.events.clear()
+    _scan._launch(None, va, vb, None, vout, dim, reverse, 5)  # the prepared launch, reused, says the same
+    assert [event[1] for event in recorder.events if event[0] == "function"] == [expected]
+
+
+def test_auto_sees_a_replaced_columns_entry(recorder, monkeypatch):
+    va, vb, vout = views((1000, 64))
+    _scan._launch(None, va, vb, None, vout, 0, False, 5)
+    first = recorder.shape
+    table = registry.VARIANTS["columns"].table
+    entry = table[("sm_80", "float32")]
+    monkeypatch.setitem(table, ("sm_80", "float32"), {kind: dict(fields, items=2) for kind, fields in entry.items()})
+    _scan._launch(None, va, vb, None, vout, 0, False, 5)
+    assert recorder.shape.items == 2 and first.items != 2
 
 
 def test_no_launch_when_the_scratch_cannot_grow_during_capture(recorder):

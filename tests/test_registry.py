@@ -67,7 +67,7 @@ def test_launch_shapes_are_sound(arch, vec, length):
         assert shape in variant.launch_shapes(arch, "float32")  # compiled
         assert 0 <= shape.register_items <= shape.items
         assert 0 <= variant.shared_bytes(shape) <= 227 * 1024
-        assert shape.vec == vec or (vec == 4 and shape.vec == 1 and shape.items % 4)
+        assert shape.vec == vec or (vec == 4 and shape.vec == 1 and (shape.items % 4 or not variant.vector_steps))
         assert shape.walk_lanes in (1, 32) and 1 <= shape.segment_tiles <= 32
         assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads and shape.threads <= 1024
         assert shape.items % shape.vec == 0 and shape.register_items % shape.vec == 0  # whole chunks
@@ -124,7 +124,7 @@ def test_every_tuning_entry_cites_its_source():
 def test_public_variants_listing():
     listing = rtscan.variants()
     assert [v["name"] for v in listing] == list(registry.VARIANTS)
-    assert sum(v["auto"] for v in listing) == 1
+    assert {v["name"] for v in listing if v["auto"]} == {registry.AUTO, registry.AUTO_TIME_MAJOR}
     for entry in listing:
         assert entry["description"] and entry["passes"] >= 1 and entry["tuning"]
 
@@ -228,3 +228,21 @@ def test_any_total_lifts_only_the_launch_thresholds():
     assert "from_total_steps" in entry["long"]  # the tuned entry itself is left alone
     for blelloch_entry in registry.resolve("blelloch").table.values():
         assert registry.any_total(blelloch_entry) == blelloch_entry
+
+
+@pytest.mark.parametrize("shape,in_strides,out_strides,dim,expected", [
+    ((1000, 64), (64, 1), (64, 1), 0, True),
+    ((1000, 64), (64, 1), (1, 1000), 0, False),     # out keeps its sequences contiguous instead
+    ((1000, 64), (128, 2), (128, 2), 0, False),     # neighbouring sequences two elements apart
+    ((4, 1000, 16), (16000, 16, 1), (16000, 16, 1), 1, True),
+    ((4, 1000, 8), (8000, 8, 1), (8000, 8, 1), 1, False),  # 8 neighbours, though 32 sequences
+    ((64, 1000), (1000, 1), (1000, 1), 1, False),   # contiguous sequences
+    ((1000,), (1,), (1,), 0, False),
+])
+def test_auto_gives_columns_the_time_major_batches(shape, in_strides, out_strides, dim, expected):
+    from rtscan import _layout
+
+    layout = _layout.plan(shape, in_strides, out_strides, dim, False).layout
+    assert registry.columns_suits(layout) is expected
+    assert registry.auto_variant(layout).name == ("columns" if expected else registry.AUTO)
+

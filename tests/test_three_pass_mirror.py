@@ -30,9 +30,11 @@ from rtscan import _compile, registry
 
 # Launch shapes compiled into the mirror (RTSCAN_THREE_PASS_SHAPES): id -> (block_threads, items,
 # vec). The ids of three_pass_reduce are those of three_pass plus 10, those of columns plus 20
-# (columns reads one step at a time whatever the vec; shape 5 is its tuned shape).
+# (columns reads one step at a time whatever the vec). Shapes 5 and 6 are built for columns only:
+# 5 its tuned shape with its pass 2 of COLUMN_CARRIES (256 x 8, 2048 aggregates a round), 6 the
+# same chunks with a pass 2 of 32 x 2 (64 a round).
 FORMS = {"three_pass": 0, "three_pass_reduce": 10, "columns": 20}
-SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4), 5: (64, 5, 1)}
+SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4), 5: (32, 4, 1), 6: (32, 4, 1)}
 ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
 
 # name -> (file under kernels_cu/, exact text, replacement, forms it applies to)
@@ -117,8 +119,22 @@ def form_cases():
     ]
 
 
+def columns_cases():
+    """columns' own shapes: its tuned one, pass 2 through two of its 2048-aggregate rounds, and time-major
+    batches; the same chunks with 64-aggregate rounds in pass 2."""
+    chunk = tile_of(5)
+    return [
+        (5, (2 * 2048 * chunk + 5,), -1, False, True),
+        (5, (3 * chunk + 7, 37), 0, False, True),  # 37 time-major sequences, the second block of 32 partial
+        (5, (2, 5 * chunk + 1, 40), 1, True, False),  # (B, L, D) along L, reversed
+        (6, (2, 3 * 64 * chunk + 77), -1, True, True),
+        (6, (200, 33), 0, False, False),
+    ]
+
+
 def cases(form):
-    return [(shape_id + FORMS[form], *rest) for shape_id, *rest in form_cases()]
+    return [(shape_id + FORMS[form], *rest) for shape_id, *rest in
+            form_cases() + (columns_cases() if form == "columns" else [])]
 
 
 ALL_CASES = [pytest.param(case, id=_mirrors.case_id(case)) for form in FORMS for case in cases(form)]
@@ -240,16 +256,19 @@ def test_gpu_equals_mirror_bitwise(mirror, form, tiles, vec):
 @pytest.mark.gpu
 @pytest.mark.parametrize("form", FORMS)
 def test_gpu_pass_2_over_several_chunks(form):
-    """A sequence of more tiles than pass 2 scans in one chunk (4096 of the registered shape), and
-    a batch, against the reference; the mirror covers the same walk at small shapes."""
+    """A sequence of more tiles than pass 2 scans in one chunk (4096 of the registered shape, 2048 of
+    columns' own pass-2 shape), and a batch, against the reference; the mirror covers the same walk
+    at small shapes."""
     import torch
 
     import _checks
     import rtscan
     from rtscan import _kernels
 
-    shape = registry.resolve(form).launch_shape(_kernels.device_arch(0), "float32", 4, 1 << 40)
-    chunk_steps = shape.block_threads * shape.items * shape.tile
+    variant = registry.resolve(form)
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4, 1 << 40)
+    carries = variant.pass_kernels[1].shape_for(shape)  # pass 2: columns' has a shape of its own
+    chunk_steps = carries.block_threads * carries.items * shape.tile
     rng = np.random.default_rng()
     for array_shape in ((chunk_steps + 3 * shape.tile + 5,), (2, chunk_steps // 2 + 7)):
         a, b = _mirrors.draw(rng, array_shape)

@@ -231,8 +231,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 
 // The columns form (columns.cu): passes 1 and 3 run every block across and along the sequences,
 // each thread its sequence's chunk one step at a time, placed by columns_index.cuh; pass 2 is
-// three_pass_carries over the chunks' aggregates.
-template <int BLOCK_THREADS, int ITEMS>
+// three_pass_carries over the chunks' aggregates, with a shape of its own (CARRY_THREADS x
+// CARRY_ITEMS aggregates a round: rtscan/tuning.py's COLUMN_CARRIES).
+template <int BLOCK_THREADS, int ITEMS, int CARRY_THREADS, int CARRY_ITEMS>
 void columns_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout) {
     constexpr int CHUNK = BLOCK_THREADS * ITEMS;
     const long long tiles_per_seq = (layout.length + CHUNK - 1) / CHUNK;
@@ -257,7 +258,8 @@ void columns_scan(const float* a, const float* b, float* out, const float* h0, c
         scratch.aggregate_a.write(rtscan::aggregate_slot(tile), running.a);
         scratch.aggregate_b.write(rtscan::aggregate_slot(tile), running.b);
     });
-    for (long long seq = 0; seq < layout.num_seqs; ++seq) carries<BLOCK_THREADS, ITEMS>(h0, seq, tiles_per_seq, scratch);
+    for (long long seq = 0; seq < layout.num_seqs; ++seq)
+        carries<CARRY_THREADS, CARRY_ITEMS>(h0, seq, tiles_per_seq, scratch);
     each_thread([&](long long tile, const TileSteps& steps) {  // pass 3, columns_rescan
         float state = scratch.carry.read(rtscan::carry_slot(tile));
         for (int step = 0; step < steps.valid; ++step) {
@@ -270,27 +272,30 @@ void columns_scan(const float* a, const float* b, float* out, const float* h0, c
 }  // namespace
 
 // Launch shapes the tests use, (form: 1 = three_pass, 0 = three_pass_reduce; block threads, items,
-// vec; 2 = columns, whose kernels take no vec): 0/10 and 1/11 are the tuning table's 256 x 16 on
-// the 16-byte and the scalar path; 2/12/22 have 64-step tiles and 64-aggregate chunks in pass 2,
-// so short inputs take pass 2 through many chunks; 3/13/23 have three warps (384-step tiles),
-// 4/14/24 two chunks of four steps per lane; 25 is the columns form's tuned 64 x 5.
-#define RTSCAN_THREE_PASS_SHAPES(X) \
-    X(0, 1, 256, 16, 4)             \
-    X(1, 1, 256, 16, 1)             \
-    X(2, 1, 32, 2, 1)               \
-    X(3, 1, 96, 4, 4)               \
-    X(4, 1, 64, 8, 4)               \
-    X(10, 0, 256, 16, 4)            \
-    X(11, 0, 256, 16, 1)            \
-    X(12, 0, 32, 2, 1)              \
-    X(13, 0, 96, 4, 4)              \
-    X(14, 0, 64, 8, 4)              \
-    X(20, 2, 256, 16, 1)            \
-    X(21, 2, 256, 16, 1)            \
-    X(22, 2, 32, 2, 1)              \
-    X(23, 2, 96, 4, 1)              \
-    X(24, 2, 64, 8, 1)              \
-    X(25, 2, 64, 5, 1)
+// vec; 2 = columns, whose kernels take no vec; then pass 2's block threads and items): 0/10 and
+// 1/11 are the tuning table's 256 x 16 on the 16-byte and the scalar path; 2/12/22 have 64-step
+// tiles and 64-aggregate chunks in pass 2, so short inputs take pass 2 through many chunks;
+// 3/13/23 have three warps (384-step tiles), 4/14/24 two chunks of four steps per lane; 25 is the
+// columns form's tuned 32 x 4 with its pass 2 of 256 x 8, 26 the same chunks with 64-aggregate
+// rounds in pass 2. Pass 2 of the other forms has their own shape.
+#define RTSCAN_THREE_PASS_SHAPES(X)   \
+    X(0, 1, 256, 16, 4, 256, 16)      \
+    X(1, 1, 256, 16, 1, 256, 16)      \
+    X(2, 1, 32, 2, 1, 32, 2)          \
+    X(3, 1, 96, 4, 4, 96, 4)          \
+    X(4, 1, 64, 8, 4, 64, 8)          \
+    X(10, 0, 256, 16, 4, 256, 16)     \
+    X(11, 0, 256, 16, 1, 256, 16)     \
+    X(12, 0, 32, 2, 1, 32, 2)         \
+    X(13, 0, 96, 4, 4, 96, 4)         \
+    X(14, 0, 64, 8, 4, 64, 8)         \
+    X(20, 2, 256, 16, 1, 256, 16)     \
+    X(21, 2, 256, 16, 1, 256, 16)     \
+    X(22, 2, 32, 2, 1, 32, 2)         \
+    X(23, 2, 96, 4, 1, 96, 4)         \
+    X(24, 2, 64, 8, 1, 64, 8)         \
+    X(25, 2, 32, 4, 1, 256, 8)        \
+    X(26, 2, 32, 4, 1, 32, 2)
 
 // The signature every mirror shares (tests/_mirrors.py); with no look-back, `finished` and `seed`
 // change nothing.
@@ -298,10 +303,10 @@ extern "C" int rtscan_three_pass_mirror(int shape, const float* a, const float* 
                                         const rtscan::SeqLayout* layout, double finished, unsigned long long seed) {
     (void)finished;
     (void)seed;
-#define RTSCAN_SCAN_CASE(id, form, threads, items, vec)                               \
+#define RTSCAN_SCAN_CASE(id, form, threads, items, vec, carry_threads, carry_items) \
     case id:                                                                          \
         if (form == 2)                                                                \
-            columns_scan<threads, items>(a, b, out, h0, *layout);                     \
+            columns_scan<threads, items, carry_threads, carry_items>(a, b, out, h0, *layout); \
         else                                                                          \
             mirror_scan<threads, items, vec, form == 1>(a, b, out, h0, *layout);      \
         return 0;
