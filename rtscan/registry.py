@@ -3,6 +3,7 @@ memory-traffic model (bytes moved per element, the number the bandwidth figures 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +22,8 @@ class LaunchShape:
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
     atomic_polls: int = 0  # 1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh)
+    carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
+    carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
 
     @property
     def tile(self) -> int:
@@ -30,6 +33,15 @@ class LaunchShape:
     def threads(self) -> int:
         """Threads a block launches: those holding steps, and the protocol warp if any."""
         return self.block_threads + 32 * self.protocol_warp
+
+    @property
+    def carries(self) -> LaunchShape:
+        """The shape a three-pass variant's pass 2 runs: this one, or the wider block carry_threads and
+        carry_items name (columns' long kind: sequences of many short chunks), at one block an SM."""
+        if not self.carry_threads:
+            return self
+        return dataclasses.replace(self, block_threads=self.carry_threads, items=self.carry_items, vec=1,
+                                   min_blocks=1, carry_threads=0, carry_items=0)
 
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
@@ -82,7 +94,8 @@ def entry_shape(entry: dict, vec: int) -> LaunchShape:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
-                       entry.get("protocol_warp", 0), entry.get("atomic_polls", 0))
+                       entry.get("protocol_warp", 0), entry.get("atomic_polls", 0), entry.get("carry_threads", 0),
+                       entry.get("carry_items", 0))
 
 
 @dataclass(frozen=True)
@@ -94,11 +107,11 @@ class PassKernel:
     arguments: tuple[str, ...]
     grid: str                    # "tiles": one block per tile; "sequences": one block per sequence;
                                  # "columns": block_threads sequences a block, times tiles_per_seq
-    own_shape: LaunchShape | None = None  # a launch shape of its own (columns' pass 2), else the variant's
+    on_carries: bool = False     # pass 2: instantiated and launched with shape.carries
 
     def shape_for(self, shape: LaunchShape) -> LaunchShape:
         """The shape this pass is instantiated and launched with when the variant runs `shape`."""
-        return self.own_shape or shape
+        return shape.carries if self.on_carries else shape
 
 
 @dataclass(frozen=True)
@@ -123,14 +136,19 @@ class Variant:
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
         (where the entry has one) and else the long shape, once a sequence fills one of its tiles
-        (fills_a_tile) and the launch holds at least its `from_total_steps`; else the short shape
+        (fills_a_tile) and the launch holds at least its `from_total_steps`; for a variant without
+        16-byte steps, the long shape from its `from_length` steps a sequence; else the short shape
         (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         for kind in LONG_KINDS:
             fields = entry.get(kind)
-            if (fields is not None and vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"])
-                    and num_seqs * length >= fields.get("from_total_steps", 0)):
+            if fields is None or num_seqs * length < fields.get("from_total_steps", 0):
+                continue
+            if not self.vector_steps:
+                if length >= fields.get("from_length", 0):
+                    return entry_shape(fields, 1)
+            elif vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)
                 if shape.vec == 4:
                     return shape
@@ -180,7 +198,8 @@ CARRY_PASS_ARGUMENTS = ("block_threads", "items", "min_blocks")
 def _three_pass(name: str, description: str, table: dict, first: tuple[str, str], last: tuple[str, str],
                 keeps_pairs: bool, device_traffic: str) -> Variant:
     kernels = (PassKernel(f"{name} pass 1 ({first[0]})", f"rtscan::{first[1]}", TILE_PASS_ARGUMENTS, "tiles"),
-               PassKernel(f"{name} pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS, "sequences"),
+               PassKernel(f"{name} pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS, "sequences",
+                          on_carries=True),
                PassKernel(f"{name} pass 3 ({last[0]})", f"rtscan::{last[1]}", TILE_PASS_ARGUMENTS, "tiles"))
     return Variant(name=name, source="three_pass.cu", template=kernels[0].template, description=description,
                    passes=3, table=table, arguments=TILE_PASS_ARGUMENTS, dynamic_shared=no_dynamic_shared,
@@ -249,10 +268,8 @@ VARIANTS["columns"] = Variant(
     dynamic_shared=no_dynamic_shared,
     pass_kernels=(PassKernel("columns pass 1 (aggregates)", "rtscan::columns_aggregates", CARRY_PASS_ARGUMENTS,
                              "columns"),
-                  # Its own, wider shape: the columns' chunks are short, so a sequence has many
-                  # aggregates, which pass 2 walks a block scan at a time (tuning.py, COLUMN_CARRIES).
                   PassKernel("columns pass 2 (carries)", "rtscan::three_pass_carries", CARRY_PASS_ARGUMENTS,
-                             "sequences", own_shape=entry_shape(tuning.COLUMN_CARRIES, 1)),
+                             "sequences", on_carries=True),
                   PassKernel("columns pass 3 (rescan)", "rtscan::columns_rescan", CARRY_PASS_ARGUMENTS, "columns")),
     vector_steps=False,
     device_traffic="5 * itemsize (read a, b; read a, b again; write h)",

@@ -134,25 +134,28 @@ THREE_PASS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in (
 
 # The columns form (kernels_cu/columns.cu): a block of BLOCK threads takes BLOCK neighbouring
 # sequences over a chunk of BLOCK x ITEMS steps, one thread a sequence; its kernels read one step at
-# a time whatever the layout (registry: vector_steps False).
+# a time whatever the layout (registry: vector_steps False). Pass 2 (three_pass_carries, one block
+# per sequence) walks a sequence's chunk aggregates BLOCK x ITEMS at a time: 128 a round in the
+# short shape. The long shape, for sequences of more than one such round (more than 128 chunks,
+# from `from_length` steps), runs pass 2 in blocks of carry_threads x carry_items = 2048 a round.
 _COLUMNS_SWEEPS = ("profiling/columns_sweep.py on an H200, 2026-11-30, thirteenth session, two rounds "
                    "(profiling/results/h200/columns-sweep-p100b-2026-11-30-13.txt, with walk_column; "
                    "columns-sweep-p100-2026-11-30-13.txt before it)")
-COLUMNS = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE, block_threads=32, items=4, min_blocks=32,
-                                              source=f"{_COLUMNS_SWEEPS}: best or within 2 % of the best of 6 shapes "
-                                                     "on every row from 8 sequences but one, (64, 4096, 16) along 4096 "
-                                                     "(0.44 against 64 x 1's 0.51): time-major 64 x 262144 0.472/0.480 "
-                                                     "of copy, 1024 x 16384 0.520/0.512, 4096 x 16384 0.546/0.547, "
-                                                     "64 x 65536 0.420/0.430, 16 x 1048576 0.298/0.299; (8, 4096, 512) "
-                                                     "along 4096 0.500/0.503. 56 registers, no spills (ptxas, sm_90)")
-                                   for kind in ("long", "short")}}
-# columns' pass 2 (three_pass_carries) with a shape of its own: one block per sequence walks its
-# chunks' aggregates BLOCK x ITEMS at a time, and a columns chunk is 128 steps, so a sequence of
-# 2^20 steps has 8192 of them. With the columns shape itself (128 a round) pass 2 took most of the
-# time on 8-16 sequences (P100's outcome). 2048 a round; spill-free on sm_80-sm_100 (ptxas,
-# tests/test_three_pass_mirror.py). Not swept.
-COLUMN_CARRIES = dict(_THREE_PASS_SHAPE, block_threads=256, items=8, min_blocks=2,
-                      source="reasoned from P100's outcome (pass 2 rounds), not swept")
+_COLUMNS_SHORT = dict(_THREE_PASS_SHAPE, block_threads=32, items=4, min_blocks=32,
+                      source=f"{_COLUMNS_SWEEPS}: best or within 2 % of the best of 6 shapes on every row from 8 "
+                             "sequences but one, (64, 4096, 16) along 4096 (0.44 against 64 x 1's 0.51): time-major "
+                             "64 x 262144 0.472/0.480 of copy, 1024 x 16384 0.520/0.512, 4096 x 16384 0.546/0.547, "
+                             "64 x 65536 0.420/0.430, 16 x 1048576 0.298/0.299; (8, 4096, 512) along 4096 "
+                             "0.500/0.503. 56 registers, no spills (ptxas, sm_90)")
+_COLUMNS_LONG = dict(_COLUMNS_SHORT, carry_threads=256, carry_items=8, from_length=128 * 128 + 1,
+                     source="the short shape, with pass 2 in blocks of 256 x 8 (P102, profiling/results/h200/"
+                            "p102-columns-2026-11-30-13.txt, two rounds against pass 2 in the short shape's own "
+                            "32 x 4): 16 x 1048576 0.392/0.391 of copy against 0.294/0.300, 8 x 2097152 "
+                            "0.263/0.261 against 0.183/0.179, 64 x 262144 0.515/0.514 against 0.471/0.472; on "
+                            "sequences of at most 128 chunks, where the short pass 2 needs one round, the wide "
+                            "one lost: (8, 4096, 512) along 4096 0.422 against 0.50, 1024 x 16384 0.50 against "
+                            "0.52. 71 registers at one block an SM, no spills (ptxas, sm_90)")
+COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT}}
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

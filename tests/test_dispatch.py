@@ -106,9 +106,13 @@ def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
     launches = [event for event in recorder.events if event[0] == "launch"]
     assert [event[1] for event in launches] == [k.template for k in variant.pass_kernels]
     assert [event[2] for event in launches] == [4 * chunks, 100, 4 * chunks]  # 100 sequences: four blocks across
-    carries = variant.pass_kernels[1].own_shape  # pass 2 with a shape of its own
-    assert carries.block_threads > shape.block_threads
-    assert [event[3] for event in launches] == [32, carries.block_threads, 32]
+    assert [event[3] for event in launches] == [32, 32, 32]  # 8 chunks a sequence: pass 2 in the short shape
+    recorder.events.clear()
+    launch("columns", (100, 20000))  # 157 chunks a sequence: the long shape, pass 2 in wider blocks
+    long = variant.launch_shape("sm_90", "float32", 1, 20000, 100)
+    assert long.carries.block_threads > long.block_threads == 32
+    launches = [event for event in recorder.events if event[0] == "launch"]
+    assert [event[3] for event in launches] == [32, long.carries.block_threads, 32]
 
 
 @pytest.mark.parametrize("shape,dim,reverse,expected", [

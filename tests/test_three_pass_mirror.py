@@ -29,12 +29,13 @@ from _mirrors import needs_compiler
 from rtscan import _compile, registry
 
 # Launch shapes compiled into the mirror (RTSCAN_THREE_PASS_SHAPES): id -> (block_threads, items,
-# vec). The ids of three_pass_reduce are those of three_pass plus 10, those of columns plus 20
-# (columns reads one step at a time whatever the vec). Shapes 5 and 6 are built for columns only:
-# 5 its tuned shape with its pass 2 of COLUMN_CARRIES (256 x 8, 2048 aggregates a round), 6 the
-# same chunks with a pass 2 of 32 x 2 (64 a round).
+# vec, then pass 2's block_threads and items). The ids of three_pass_reduce are those of three_pass
+# plus 10, those of columns plus 20 (columns reads one step at a time whatever the vec). Shapes 5
+# and 6 are built for columns only: its tuned long shape (pass 2 in 256 x 8, 2048 aggregates a
+# round) and short shape (pass 2 in its own 32 x 4, 128 a round).
 FORMS = {"three_pass": 0, "three_pass_reduce": 10, "columns": 20}
-SHAPES = {0: (256, 16, 4), 1: (256, 16, 1), 2: (32, 2, 1), 3: (96, 4, 4), 4: (64, 8, 4), 5: (32, 4, 1), 6: (32, 4, 1)}
+SHAPES = {0: (256, 16, 4, 256, 16), 1: (256, 16, 1, 256, 16), 2: (32, 2, 1, 32, 2), 3: (96, 4, 4, 96, 4),
+          4: (64, 8, 4, 64, 8), 5: (32, 4, 1, 256, 8), 6: (32, 4, 1, 32, 4)}
 ARCHES = ["sm_80", "sm_86", "sm_89", "sm_90", "sm_100"]
 
 # name -> (file under kernels_cu/, exact text, replacement, forms it applies to)
@@ -89,7 +90,7 @@ mirror = _mirrors.module_fixture(build_mirror)
 
 
 def tile_of(shape_id):
-    block_threads, items, _ = SHAPES[shape_id % 10]
+    block_threads, items, *_ = SHAPES[shape_id % 10]
     return block_threads * items
 
 
@@ -120,14 +121,14 @@ def form_cases():
 
 
 def columns_cases():
-    """columns' own shapes: its tuned one, pass 2 through two of its 2048-aggregate rounds, and time-major
-    batches; the same chunks with 64-aggregate rounds in pass 2."""
+    """columns' tuned shapes: the long one with pass 2 through two of its 2048-aggregate rounds, the
+    short one through three of its 128-aggregate rounds, and time-major batches."""
     chunk = tile_of(5)
     return [
         (5, (2 * 2048 * chunk + 5,), -1, False, True),
         (5, (3 * chunk + 7, 37), 0, False, True),  # 37 time-major sequences, the second block of 32 partial
         (5, (2, 5 * chunk + 1, 40), 1, True, False),  # (B, L, D) along L, reversed
-        (6, (2, 3 * 64 * chunk + 77), -1, True, True),
+        (6, (2, 3 * 128 * chunk + 77), -1, True, True),
         (6, (200, 33), 0, False, False),
     ]
 
@@ -240,17 +241,20 @@ def test_registered_shapes_do_not_spill(arch, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("tiles", [1, 3, 40])
+@pytest.mark.parametrize("tiles", [1, 3, 40, 130])
 @pytest.mark.parametrize("vec", [4, 1])
 def test_gpu_equals_mirror_bitwise(mirror, form, tiles, vec):
     """The registered shape on the GPU gives the mirror's bits, on the 16-byte path and on the
-    scalar path (time stride 2)."""
+    scalar path (time stride 2); 130 tiles take columns' long shape."""
     from rtscan import _kernels
 
-    shape = registry.resolve(form).launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40)
-    wanted = (shape.block_threads, shape.items, shape.vec)
+    variant = registry.resolve(form)
+    tile = variant.launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40).tile
+    length = _mirrors.gpu_length(tile, tiles, vec)
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, length, 2)
+    wanted = (shape.block_threads, shape.items, shape.vec, shape.carries.block_threads, shape.carries.items)
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted) + FORMS[form], form,
-                                      _mirrors.gpu_length(shape.tile, tiles, vec), vec == 1)
+                                      length, vec == 1)
 
 
 @pytest.mark.gpu
@@ -267,8 +271,7 @@ def test_gpu_pass_2_over_several_chunks(form):
 
     variant = registry.resolve(form)
     shape = variant.launch_shape(_kernels.device_arch(0), "float32", 4, 1 << 40)
-    carries = variant.pass_kernels[1].shape_for(shape)  # pass 2: columns' has a shape of its own
-    chunk_steps = carries.block_threads * carries.items * shape.tile
+    chunk_steps = shape.carries.block_threads * shape.carries.items * shape.tile  # columns': a wider pass 2
     rng = np.random.default_rng()
     for array_shape in ((chunk_steps + 3 * shape.tile + 5,), (2, chunk_steps // 2 + 7)):
         a, b = _mirrors.draw(rng, array_shape)

@@ -231,8 +231,8 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 
 // The columns form (columns.cu): passes 1 and 3 run every block across and along the sequences,
 // each thread its sequence's chunk one step at a time, placed by columns_index.cuh; pass 2 is
-// three_pass_carries over the chunks' aggregates, with a shape of its own (CARRY_THREADS x
-// CARRY_ITEMS aggregates a round: rtscan/tuning.py's COLUMN_CARRIES).
+// three_pass_carries over the chunks' aggregates, CARRY_THREADS x CARRY_ITEMS a round (the shape's
+// own, or the wider one of rtscan/tuning.py's columns long shape).
 template <int BLOCK_THREADS, int ITEMS, int CARRY_THREADS, int CARRY_ITEMS>
 void columns_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout) {
     constexpr int CHUNK = BLOCK_THREADS * ITEMS;
@@ -275,9 +275,9 @@ void columns_scan(const float* a, const float* b, float* out, const float* h0, c
 // vec; 2 = columns, whose kernels take no vec; then pass 2's block threads and items): 0/10 and
 // 1/11 are the tuning table's 256 x 16 on the 16-byte and the scalar path; 2/12/22 have 64-step
 // tiles and 64-aggregate chunks in pass 2, so short inputs take pass 2 through many chunks;
-// 3/13/23 have three warps (384-step tiles), 4/14/24 two chunks of four steps per lane; 25 is the
-// columns form's tuned 32 x 4 with its pass 2 of 256 x 8, 26 the same chunks with 64-aggregate
-// rounds in pass 2. Pass 2 of the other forms has their own shape.
+// 3/13/23 have three warps (384-step tiles), 4/14/24 two chunks of four steps per lane; 25 and 26
+// are the columns form's tuned long and short shapes: 32 x 4 with pass 2 in 256 x 8 (2048
+// aggregates a round) and in its own 32 x 4 (128 a round).
 #define RTSCAN_THREE_PASS_SHAPES(X)   \
     X(0, 1, 256, 16, 4, 256, 16)      \
     X(1, 1, 256, 16, 1, 256, 16)      \
@@ -295,7 +295,7 @@ void columns_scan(const float* a, const float* b, float* out, const float* h0, c
     X(23, 2, 96, 4, 1, 96, 4)         \
     X(24, 2, 64, 8, 1, 64, 8)         \
     X(25, 2, 32, 4, 1, 256, 8)        \
-    X(26, 2, 32, 4, 1, 32, 2)
+    X(26, 2, 32, 4, 1, 32, 4)
 
 // The signature every mirror shares (tests/_mirrors.py); with no look-back, `finished` and `seed`
 // change nothing.
