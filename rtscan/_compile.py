@@ -190,7 +190,7 @@ def nvrtc_compile(source: str, name_expressions: tuple[str, ...], options: Compi
     with _nvrtc_program(source, name_expressions, options.arguments(_include_dirs()), options.arch, text) as program:
         err, size = nvrtc.nvrtcGetCUBINSize(program)
         _check_nvrtc(err, "nvrtcGetCUBINSize")
-        cubin = b" " * size
+        cubin = bytearray(size)  # NVRTC writes into it: never a bytes object (see _nvrtc_program's log)
         (err,) = nvrtc.nvrtcGetCUBIN(program, cubin)
         _check_nvrtc(err, "nvrtcGetCUBIN")
         return CompiledModule(cubin=bytes(cubin), lowered_names=_lowered_names(program, name_expressions))
@@ -206,10 +206,10 @@ def nvrtc_ptx(source: str, name_expressions: tuple[str, ...], options: CompileOp
     with _nvrtc_program(source, name_expressions, arguments, options.arch, None) as program:
         err, size = nvrtc.nvrtcGetPTXSize(program)
         _check_nvrtc(err, "nvrtcGetPTXSize")
-        ptx = b" " * size
+        ptx = bytearray(size)
         (err,) = nvrtc.nvrtcGetPTX(program, ptx)
         _check_nvrtc(err, "nvrtcGetPTX")
-        return ptx.rstrip(b"\0 ").decode(), _lowered_names(program, name_expressions)
+        return bytes(ptx).rstrip(b"\0 ").decode(), _lowered_names(program, name_expressions)
 
 
 @contextlib.contextmanager
@@ -229,9 +229,12 @@ def _nvrtc_program(source: str, name_expressions: tuple[str, ...], arguments: tu
             _check_nvrtc(err, "nvrtcAddNameExpression")
         (compile_err,) = nvrtc.nvrtcCompileProgram(program, len(arguments), [a.encode() for a in arguments])
         err, log_size = nvrtc.nvrtcGetProgramLogSize(program)
-        log_buffer = b" " * log_size
+        # A fresh, mutable buffer: NVRTC writes into it. An empty log is one byte, and b" " * 1 is
+        # CPython's shared b" " itself; writing its NUL there made every b" " in the process, and
+        # " ".encode(), a NUL byte, and a later `import torch` failed parsing an operator schema.
+        log_buffer = bytearray(log_size)
         nvrtc.nvrtcGetProgramLog(program, log_buffer)
-        log = log_buffer.rstrip(b"\0 ").decode(errors="replace")
+        log = bytes(log_buffer).rstrip(b"\0 ").decode(errors="replace")
         if int(compile_err) != 0:
             raise CompileError(f"NVRTC could not compile {source}: {compile_err!r}", log=log,
                                options=arguments, arch=arch)

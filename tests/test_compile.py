@@ -3,8 +3,11 @@ supported architecture, CompileError for broken sources, CompileOptions."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
@@ -87,6 +90,21 @@ def test_unknown_name_expression_raises_compile_error(kernels_copy):
     with pytest.raises(CompileError) as info:
         _compile.nvrtc_compile("tiny.cu", ("no_such_kernel<1>",), _compile.CompileOptions(arch="sm_80"))
     assert "no_such_kernel" in info.value.log and info.value.arch == "sm_80"
+
+
+def test_a_compile_leaves_python_s_shared_bytes_alone():
+    """NVRTC writes its log into the buffer it is given. An empty log is one byte, and b" " * 1 is
+    CPython's one shared b" ": a compile whose log was empty once turned every b" " in the process,
+    and " ".encode(), into a NUL, and `import torch` after it failed. Run in a child process, so a
+    regression cannot corrupt this one."""
+    script = ("from rtscan import _compile, registry\n"
+              "v = registry.resolve('columns')\n"
+              "_compile.nvrtc_compile(v.source, v.expressions(v.launch_shapes('sm_90', 'float32')),"
+              " _compile.CompileOptions(arch='sm_90'))\n"
+              "print(b' '[0], ' '.encode()[0], b'x'.join([b'a', b' ']))\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                            env=dict(os.environ, RTSCAN_SKIP_IMPORT_COMPILE="1"))
+    assert result.stdout.split() == ["32", "32", "b'ax", "'"], result.stdout
 
 
 def test_tiny_kernel_compiles_with_its_lowered_names(kernels_copy):
