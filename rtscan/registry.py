@@ -279,11 +279,12 @@ VARIANTS["columns"] = Variant(
 # columns runs. resolve("auto") names the first, auto's variant for contiguous sequences.
 AUTO = "lookback_regs"
 AUTO_TIME_MAJOR = "columns"
-# The fewest neighbouring sequences, adjacent in memory, for which auto takes columns. On an H200
-# (P100, P101; profiling/results/h200/columns-sweep-p100-2026-11-30-13.txt), time-major rows of 16
-# sequences ran at 0.30 of copy with columns against 0.16 with lookback_regs, 8 at 0.18-0.20
-# against 0.21; (B, L, 16) along L at 0.44-0.51 against 0.15.
-COLUMNS_FROM_SEQUENCES = 16
+# The fewest neighbouring sequences, adjacent in memory, for which auto takes columns. On an H200,
+# time-major rows of 8 sequences ran at 0.261-0.265 of copy with columns against 0.208-0.211 with
+# lookback_regs, 4 at 0.144-0.146 against 0.32 (four rounds, P102 and P103;
+# profiling/results/h200/p102-columns-2026-11-30-13.txt, p103-columns-2026-11-30-13.txt); 16 at
+# 0.39 against 0.16; (B, L, 16) along L at 0.44-0.51 against 0.15 (P101).
+COLUMNS_FROM_SEQUENCES = 8
 
 
 def columns_suits(layout) -> bool:

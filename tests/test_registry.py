@@ -246,7 +246,8 @@ def test_any_total_lifts_only_the_launch_thresholds():
     ((1000, 64), (64, 1), (1, 1000), 0, False),     # out keeps its sequences contiguous instead
     ((1000, 64), (128, 2), (128, 2), 0, False),     # neighbouring sequences two elements apart
     ((4, 1000, 16), (16000, 16, 1), (16000, 16, 1), 1, True),
-    ((4, 1000, 8), (8000, 8, 1), (8000, 8, 1), 1, False),  # 8 neighbours, though 32 sequences
+    ((4, 1000, 8), (8000, 8, 1), (8000, 8, 1), 1, True),
+    ((8, 1000, 4), (4000, 4, 1), (4000, 4, 1), 1, False),  # 4 neighbours, though 32 sequences
     ((64, 1000), (1000, 1), (1000, 1), 1, False),   # contiguous sequences
     ((1000,), (1,), (1,), 0, False),
 ])
