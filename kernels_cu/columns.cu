@@ -69,7 +69,8 @@ __device__ __forceinline__ void load_column_maps(const ColumnSteps& steps, long 
 // Calls visit(map, step) for each of a thread's steps in order. The loads of the next group are
 // issued before the current group is used: a thread's chain of steps is serial, so with one group
 // in flight at a time pass 1 waited out each group's round trip and moved its bytes at 0.57 of the
-// copy's rate (P100, profiling/results/h200/columns-sweep-2026-11-30.json's run, passes.py).
+// copy's rate, and 0.70 with the next group in flight (P100; profiling/results/h200/
+// columns-sweep-p100-2026-11-30-13.txt and -p100b-, passes.py --time-major).
 template <typename Visit>
 __device__ __forceinline__ void walk_column(const ColumnSteps& steps, long long stride, Visit&& visit) {
     Affine<float> group[COLUMN_UNROLL];

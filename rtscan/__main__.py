@@ -61,7 +61,10 @@ def bench_command(args) -> int:
     from . import _bench
 
     # "auto" is timed as auto: its variant follows each row's layout (registry.auto_variant).
-    names = list(VARIANTS) if args.variant == "all" else ["auto" if args.variant == "auto" else resolve(args.variant).name]
+    if args.variant in ("all", "auto"):
+        names = list(VARIANTS) if args.variant == "all" else ["auto"]
+    else:
+        names = [resolve(args.variant).name]
     if args.shapes:
         rows = _bench.parse_shapes(args.shapes)
     else:
