@@ -50,28 +50,31 @@
 
 namespace rtscan {
 
-// Where the block's tile lives: thread 0 finds its sequence's origins (a few
-// 64-bit divisions) and shares them, rather than every thread dividing.
+// Which tile the block scans and where it lives: thread 0 takes the tile from the grid index
+// (tile_of_ticket) and finds its sequence's origins (a few 64-bit divisions) and shares them,
+// rather than every thread dividing. Called by every thread (it holds a __syncthreads).
 struct PlacedTile {
     ClaimedTile claimed;  // TileSteps' input; the generation is unused without a look-back
     long long chunk;      // the tile's place in its sequence
 };
 
 template <int TILE>
-__device__ __forceinline__ TileSteps<TILE> place_tile(long long tile, long long tiles_per_seq, const SeqLayout& layout,
+__device__ __forceinline__ TileSteps<TILE> place_tile(long long tiles_per_seq, const SeqLayout& layout,
                                                       const float* __restrict__ a, const float* __restrict__ b,
-                                                      float* __restrict__ out, PlacedTile& shared) {
+                                                      float* __restrict__ out, PlacedTile& shared, long long& tile) {
     if (threadIdx.x == 0) {
         PlacedTile placed;
-        const long long seq = tile / tiles_per_seq;
-        placed.claimed.tile = tile;
+        const long long chosen = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
+        const long long seq = chosen / tiles_per_seq;
+        placed.claimed.tile = chosen;
         placed.claimed.generation = 0;
         sequence_origins(layout, seq, placed.claimed.in_offset, placed.claimed.out_offset);
-        placed.chunk = tile - seq * tiles_per_seq;
+        placed.chunk = chosen - seq * tiles_per_seq;
         shared = placed;
     }
     __syncthreads();
     const PlacedTile placed = shared;
+    tile = placed.claimed.tile;
     return TileSteps<TILE>(placed.claimed, placed.chunk, layout, a, b, out);
 }
 
@@ -105,8 +108,8 @@ __device__ __forceinline__ void scan_tile_from_identity(const float* __restrict_
     __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
-    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
-    const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
+    long long tile;
+    const TileSteps<TILE> steps = place_tile<TILE>(tiles_per_seq, layout, a, b, out, shared_place, tile);
     Affine<float> maps[CHUNKS][VEC];
     load_tile<ITEMS, VEC>(steps, layout.in_time_stride, maps);
     Affine<float> prefix[CHUNKS];
@@ -202,8 +205,8 @@ three_pass_apply_pairs(const float* __restrict__ a, const float* __restrict__ b,
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     __shared__ PlacedTile shared_place;
 
-    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
-    const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
+    long long tile;
+    const TileSteps<TILE> steps = place_tile<TILE>(tiles_per_seq, layout, a, b, out, shared_place, tile);
     const float carry = __ldcg(scratch.carry + carry_slot(tile));
     const float* pair_a = scratch.pair_a + pair_slot<TILE>(tile);
     const float* pair_b = scratch.pair_b + pair_slot<TILE>(tile);
@@ -234,8 +237,8 @@ three_pass_rescan(const float* __restrict__ a, const float* __restrict__ b, floa
     __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
-    const long long tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
-    const TileSteps<TILE> steps = place_tile<TILE>(tile, tiles_per_seq, layout, a, b, out, shared_place);
+    long long tile;
+    const TileSteps<TILE> steps = place_tile<TILE>(tiles_per_seq, layout, a, b, out, shared_place, tile);
     Affine<float> maps[CHUNKS][VEC];
     load_tile<ITEMS, VEC>(steps, layout.in_time_stride, maps);
     const float carry = __ldcg(scratch.carry + carry_slot(tile));
