@@ -1,9 +1,12 @@
 """rtscan/_scan.py's dispatch, on the CPU with the driver replaced by a recorder.
 
+- auto runs columns for time-major batches (8 or more neighbouring sequences side by side) and
+  lookback_regs otherwise, and its prepared choice follows a replaced tuning entry.
 - A multi-pass variant: its kernels and scratch are settled before the first launch, then one
-  launch per pass in order, each in its NVTX range, with the grid of its kind (tiles or
-  sequences); a scratch that cannot grow (CUDA graph capture) stops the call before anything is
-  launched. A single-pass variant: one launch, no scratch.
+  launch per pass in order, each in its NVTX range, with the grid of its kind (tiles, sequences
+  or columns) and the block of its shape (columns' pass 2 wider for long sequences); a scratch
+  that cannot grow (CUDA graph capture) stops the call before anything is launched. A
+  single-pass variant: one launch, no scratch.
 - The prepared launch of a layout is reused, but never across a replaced tuning entry or another
   alignment; the argument block handed to the driver holds this call's pointers and counts at the
   offsets the kernel reads them from; two threads' multi-pass calls never interleave their passes.
