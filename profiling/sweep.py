@@ -283,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     except rtscan.InputError as error:
         parser.error(f"--variant: {error}")
     if chosen.pass_kernels:  # their kernels load as a tuple, one per pass, and share one launch shape
-        parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants")
+        parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants"
+                     + (" (columns has profiling/columns_sweep.py)" if chosen.name == "columns" else ""))
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
