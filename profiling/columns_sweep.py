@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))  # sweep.py beside this script, also under python -P
-from sweep import DRIFT_LIMIT, gpu_folder  # noqa: E402
+from sweep import DRIFT_LIMIT, gpu_folder, restore_entry  # noqa: E402
 
 DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
 DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
@@ -110,9 +110,9 @@ def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
               "clocks_before": _nvml.facts(0), "shapes": [], "rows": []}
     print(f"{result['device']} ({arch}): columns shapes {shape_texts} beside lookback_regs", flush=True)
     try:
+        entries = {}  # text -> the candidate's tuning entry, for the rows
         for fields in candidates:
-            entry = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
-            columns.table[key] = entry
+            columns.table[key] = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
             shape = columns.launch_shape(arch, "float32", 1, 1)
             described = {**fields, "text": f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}"}
             try:
@@ -122,8 +122,10 @@ def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
             except rtscan.RtscanError as error:
                 described["error"] = str(error)
             result["shapes"].append(described)
+            if "error" not in described:
+                entries[described["text"]] = columns.table[key]
             print(f"shape {described}", flush=True)
-        names = [("lookback_regs", None)] + [("columns", s) for s in result["shapes"] if "error" not in s]
+        names = [("lookback_regs", None)] + [("columns", text) for text in entries]
         for text, (array_shape, dim) in zip(row_texts, rows):
             elements = int(np.prod(array_shape))
             launches = max(1, min(200, (1 << 26) // elements))
@@ -132,18 +134,15 @@ def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
             b.fill(rng.standard_normal(elements, dtype=np.float32), stream)
             copy_before = _copy_us(_bench, _driver, elements, stream, launches)
             times = {}
-            for name, described in names:
-                if described is not None:
-                    columns.table[key] = {kind: dict(base[kind], **{f: described[f] for f in
-                                                                   ("block_threads", "items", "min_blocks")},
-                                                     source="sweep candidate") for kind in base}
+            for name, candidate in names:
+                if candidate is not None:
+                    columns.table[key] = entries[candidate]
 
                 def one_scan():
                     rtscan.scan(a, b, dim=dim, out=out, variant=name, stream=stream)
 
                 one_scan()  # compiles, loads and sizes the scratch outside the capture
-                times[name if described is None else described["text"]] = _bench._time_graph(one_scan, stream,
-                                                                                            launches)
+                times[candidate or name] = _bench._time_graph(one_scan, stream, launches)
             copy_after = _copy_us(_bench, _driver, elements, stream, launches)
             copy = min(copy_before, copy_after)
             drift = abs(copy_after - copy_before) / copy_before
@@ -154,10 +153,7 @@ def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
             print(f"{text:>14} copy {copy:8.1f} us | {ratios}" + ("" if row["usable"] else
                                                                    f"  (copy moved {drift:.0%})"), flush=True)
     finally:
-        if saved is None:
-            del columns.table[key]
-        else:
-            columns.table[key] = saved
+        restore_entry(columns.table, key, saved)
         _driver.destroy_stream(stream)
     result["clocks_after"] = _nvml.facts(0)
     return result

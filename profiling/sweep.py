@@ -107,6 +107,15 @@ class _Prefix:
                                          "strides": None, "version": 3}
 
 
+def restore_entry(table: dict, key, saved: dict | None) -> None:
+    """Put back the entry a sweep's candidates replaced: `saved`, what table.get(key) gave before
+    them, or no entry at all (the architecture then falls back to an older one again)."""
+    if saved is None:
+        table.pop(key, None)
+    else:
+        table[key] = saved
+
+
 def _time_copies(bench, driver, source, target, stream, log2_sizes) -> dict:
     times = {}
     for log2 in log2_sizes:
@@ -183,10 +192,7 @@ def sweep(shape_texts: list[str], log2_sizes: list[int], sequences: int = 1, var
             print(f"[{number}/{len(shapes)}] {_describe(row, result['copy_us_before'])}", flush=True)
         result["copy_us_after"] = _time_copies(_bench, _driver, source, target, stream, log2_sizes)
     finally:
-        if saved is None:
-            del variant.table[key]
-        else:
-            variant.table[key] = saved
+        restore_entry(variant.table, key, saved)
         _driver.destroy_stream(stream)
     result["clocks_after"] = _nvml.facts(0)
     result["copy_drift"] = copy_drift(result["copy_us_before"], result["copy_us_after"])

@@ -174,3 +174,14 @@ def test_sweep_runs_its_candidates_with_the_driver_faked(sweep, monkeypatch):
     assert all(row["relative_error"] == 1.0 and row["deterministic"] for row in result["rows"])  # zeros came back
     # per candidate: two checked runs, then per size one run outside the capture and one inside
     assert scanned == [("blelloch", 8)] * 6 + [("blelloch", 4)] * 6
+
+
+def test_restore_entry_puts_back_the_tuned_entry_or_none(sweep):
+    tuned = {"long": {}}
+    table = {("sm_90", "float32"): {"long": {"items": 1}}}
+    sweep.restore_entry(table, ("sm_90", "float32"), tuned)
+    assert table[("sm_90", "float32")] is tuned
+    sweep.restore_entry(table, ("sm_90", "float32"), None)  # the arch had no entry of its own
+    assert ("sm_90", "float32") not in table
+    sweep.restore_entry(table, ("sm_90", "float32"), None)  # a candidate never placed: nothing to remove
+    assert not table
