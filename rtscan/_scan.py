@@ -162,6 +162,7 @@ class _Prepared(NamedTuple):
     num_tiles: int
     threads: int                # of each block: shape.threads, a property, kept here off the per-call path
     shared_bytes: int           # dynamic shared memory of each launch
+    pass_blocks: tuple[tuple[int, int], ...]  # multi-pass: each pass's (threads, shared bytes), its own shape's
 
 
 # (variant, device, dtype, shape, strides of a and of out, axis, reverse, misalignment) ->
@@ -233,8 +234,9 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
+    pass_shapes = [kernel.shape_for(shape) for kernel in chosen.pass_kernels]
     prepared = _Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
-                         chosen.shared_bytes(shape))
+                         chosen.shared_bytes(shape), tuple((s.threads, chosen.shared_bytes(s)) for s in pass_shapes))
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -332,12 +334,11 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
-    for pass_kernel, kernel in zip(chosen.pass_kernels, kernels):
-        pass_shape = pass_kernel.shape_for(shape)
+    for pass_kernel, kernel, (threads, shared_bytes) in zip(chosen.pass_kernels, kernels, prepared.pass_blocks):
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], pass_shape.threads, chosen.shared_bytes(pass_shape),
-                           stream_handle, ctypes.addressof(pointers))
+            _driver.launch(kernel, grids[pass_kernel.grid], threads, shared_bytes, stream_handle,
+                           ctypes.addressof(pointers))
         finally:
             _nvtx.pop()
 
