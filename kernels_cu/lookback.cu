@@ -83,8 +83,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
-    static_assert(1 <= SEGMENT && (SEGMENT <= WARP_SIZE || SEGMENT % WARP_SIZE == 0),
-                  "a segment gives each lane the same whole number of tiles");
+    static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES,
                   "the staged a and b fit in shared memory");
 

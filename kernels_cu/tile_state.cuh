@@ -297,77 +297,31 @@ struct SegmentPrefix {
     Affine<float> through;
 };
 
-// Called by all 32 lanes of one warp, for the tile at `position` (0 .. SEGMENT - 1) in its segment,
-// whose own map is `own`. Lane k holds the segment's tiles k * MATES .. k * MATES + MATES - 1
-// (MATES = SEGMENT / 32, at least 1): it waits for the aggregate of each one before `position`
-// (an earlier ticket, so published or about to be), holds `own` at `position` and the identity
-// after it, and composes its tiles in order. One fixed-order warp scan then composes the lanes.
-// Each tile's prefix is a fixed function of the maps of the tiles before it, whichever of them
-// happened to be published first, so the output stays bitwise the same from run to run.
-// With MATES > 1 a segment spans up to 32 * MATES tiles, so a tile reaches more of its sequence
-// in the one round trip that reads its segment mates, and fewer segments are chained behind it.
-template <int SEGMENT, bool ATOMIC_POLLS>
+// Called by all 32 lanes of one warp, for the tile at `position` (0 .. SEGMENT_TILES - 1) in its
+// segment, whose own map is `own`. Lane k < position waits for the aggregate of the segment's
+// tile k (an earlier ticket, so it is published or about to be), lane `position` holds `own`,
+// later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
+// depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
+template <bool ATOMIC_POLLS>
 __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
                                                         Affine<float> own, unsigned generation) {
-    constexpr int MATES = SEGMENT > WARP_SIZE ? SEGMENT / WARP_SIZE : 1;
-    static_assert(SEGMENT <= WARP_SIZE || SEGMENT % WARP_SIZE == 0, "whole tiles a lane");
     const int lane = threadIdx.x & 31;
-    if (MATES == 1) {  // one tile a lane: this form keeps sm_90's long shape free of spills
-        Affine<float> map = affine_identity<float>();
-        if (lane < position) {
-            const long long mate = tile - position + lane;
-            word64 a, b;
-            // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
-            do {  // two independent reads per try; each word carries its own generation
-                a = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + mate);
-                b = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + mate);
-            } while (word_tag(a) != generation || word_tag(b) != generation);
-            map = {word_value(a), word_value(b)};
-        } else if (lane == position) {
-            map = own;
-        }
-        const Affine<float> inclusive = warp_inclusive_scan(map);
-        const Affine<float> before = shuffle_map(inclusive, position == 0 ? 0 : position - 1);
-        return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
+    Affine<float> map = affine_identity<float>();
+    if (lane < position) {
+        const long long mate = tile - position + lane;
+        word64 a, b;
+        // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
+        do {  // two independent reads per try; each word carries its own generation
+            a = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + mate);
+            b = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + mate);
+        } while (word_tag(a) != generation || word_tag(b) != generation);
+        map = {word_value(a), word_value(b)};
+    } else if (lane == position) {
+        map = own;
     }
-    const long long first_mate = tile - position;
-    Affine<float> maps[MATES];
-    unsigned missing = 0;  // bit j: tile lane * MATES + j is a predecessor not yet seen
-#pragma unroll
-    for (int j = 0; j < MATES; ++j) {
-        const int mate = lane * MATES + j;
-        maps[j] = mate == position ? own : affine_identity<float>();
-        if (mate < position) missing |= 1u << j;
-    }
-    // Each try reads only the words not yet seen.
-    while (missing) {
-        word64 a[MATES], b[MATES];
-#pragma unroll
-        for (int j = 0; j < MATES; ++j)
-            if (missing & (1u << j)) {
-                a[j] = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + first_mate + lane * MATES + j);
-                b[j] = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + first_mate + lane * MATES + j);
-            }
-#pragma unroll
-        for (int j = 0; j < MATES; ++j)
-            if ((missing & (1u << j)) && word_tag(a[j]) == generation && word_tag(b[j]) == generation) {
-                maps[j] = {word_value(a[j]), word_value(b[j])};
-                missing &= ~(1u << j);
-            }
-    }
-    // The lane's tiles composed, all of them (`through`) and those before `position` (`before`).
-    Affine<float> lane_through = maps[0];
-    Affine<float> lane_before = lane * MATES < position ? maps[0] : affine_identity<float>();
-#pragma unroll
-    for (int j = 1; j < MATES; ++j) {
-        lane_through = compose(maps[j], lane_through);
-        if (lane * MATES + j < position) lane_before = compose(maps[j], lane_before);
-    }
-    const Affine<float> inclusive = warp_inclusive_scan(lane_through);
-    const Affine<float> exclusive = exclusive_from_inclusive(inclusive);
-    const int holder = position / MATES;
-    const Affine<float> before = shuffle_map(compose(lane_before, exclusive), holder);
-    return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, holder)};
+    const Affine<float> inclusive = warp_inclusive_scan(map);
+    const Affine<float> before = shuffle_map(inclusive, position == 0 ? 0 : position - 1);
+    return {position == 0 ? affine_identity<float>() : before, shuffle_map(inclusive, position)};
 }
 
 // A block's side of the protocol once its tile's own map `tile_map` is known, called by the 32
@@ -392,7 +346,7 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     // the segment's aggregate instead, and nobody reads it on its own).
     perturb(tile, 0);
     if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    const SegmentPrefix prefix = segment_prefix<SEGMENT, ATOMIC_POLLS>(ws.tiles(), tile, position, tile_map, generation);
+    const SegmentPrefix prefix = segment_prefix<ATOMIC_POLLS>(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
     if (lane == 0 && has_successor && ends_segment && segment_position > 0)
