@@ -395,8 +395,9 @@ constexpr unsigned STAGGER_NS = 4000;
 // With `stagger` (shapes of two blocks an SM), in launches of at least 4 x nsmid tiles (two waves
 // of them): a launch's blocks otherwise start together, load together, then scan and store
 // together while the memory idles (profiling/NOTES.md, item 41). Blocks nsmid .. 2 nsmid - 1,
-// roughly the second block of each SM as the scheduler places the first wave (%nsmid counts SM
-// identifiers, at least the SMs), sleep about 4 us first (__nanosleep is approximate): half a
+// about the second block of each SM as the scheduler places the first wave (%nsmid counts SM
+// identifiers, at least the SMs; on an H200 blocks 0-131 took one SM each and an SM's second
+// block was 124-132 later, P107's probe, NOTES item 71), sleep about 4 us first (__nanosleep is approximate): half a
 // tile's load, a quarter of its life, so that an SM's two blocks drift apart. The sleep comes
 // before the ticket: no tile ever waits on a sleeping block, and every drawn ticket's
 // predecessors have started (the look-back's forward-progress assumption). Shorter launches skip

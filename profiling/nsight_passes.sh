@@ -21,11 +21,11 @@ for variant in three_pass three_pass_reduce; do
     for pass in 1 2 3; do
         name=$(python3 -c "from rtscan import registry; print(registry.VARIANTS['$variant'].pass_kernels[$pass - 1].range_name)")
         echo "== ncu --nvtx --nvtx-include 'rtscan@$name/' (2^$log2 steps)"
-        ncu --nvtx --nvtx-include "rtscan@$name/" --metrics "$metrics" python3 "$one_scan" "$variant" 2>&1 \
+        ncu --clock-control none --nvtx --nvtx-include "rtscan@$name/" --metrics "$metrics" python3 "$one_scan" "$variant" 2>&1 \
             | grep -E '^  [a-z].*\(|dram__bytes|gpu__time_duration'
     done
 done
 echo "== ncu --nvtx --nvtx-include 'rtscan@rtscan.scan/' for lookback_regs (one pass)"
-ncu --nvtx --nvtx-include "rtscan@rtscan.scan/" --metrics "$metrics" python3 "$one_scan" lookback_regs 2>&1 \
+ncu --clock-control none --nvtx --nvtx-include "rtscan@rtscan.scan/" --metrics "$metrics" python3 "$one_scan" lookback_regs 2>&1 \
     | grep -E '^  [a-z].*\(|dram__bytes|gpu__time_duration'
 rm -f "$one_scan"
