@@ -1,21 +1,27 @@
-"""Sweep the columns variant's shape on batches laid out time-major, beside lookback_regs, on the
-present GPU: the data behind tuning.py's COLUMNS entry and behind auto's rule for taking it.
+"""Sweep the shape of a lanes-across-sequences variant (columns, or columns_lookback with --variant)
+on batches laid out time-major, beside lookback_regs (and columns, when it is not the one swept), on
+the present GPU: the data behind tuning.py's COLUMNS and COLUMNS_LOOKBACK entries and behind auto's
+rule for taking them.
 
 A row is either SxL, S sequences of L steps laid out (L, S) and scanned along dim 0 (time stride
 S), or BxLxD, a (B, L, D) array scanned along dim 1 (B x D sequences, time stride D, neighbouring
-sequences D-contiguous). For every candidate shape of columns (BLOCKxITEMSbMIN_BLOCKS: BLOCK
-neighbouring sequences a block, a chunk of BLOCK x ITEMS steps, MIN_BLOCKS for __launch_bounds__):
+sequences D-contiguous). For every candidate shape (BLOCKxITEMSbMIN_BLOCKS, and for columns_lookback
+a depth: BLOCKxITEMSbMIN_BLOCKSdDEPTH; columns: BLOCK neighbouring sequences a block, a chunk of
+BLOCK x ITEMS steps; columns_lookback: BLOCK threads, 32 sequences a tile over BLOCK / 32 x ITEMS
+steps, DEPTH predecessors a lane reads per round; MIN_BLOCKS for __launch_bounds__):
 the error against the float64 reference and whether two runs are bitwise equal, on one small
 time-major row, the blocks an SM holds, then every row timed as CUDA graph replays (as `python -m
-rtscan bench` times them). lookback_regs, with its tuned shapes, is timed on the same rows. A
+rtscan bench` times them). lookback_regs with its tuned shapes, and columns with its tuned shapes
+when columns_lookback is swept, are timed on the same rows. A
 device-to-device copy of 12 B a step is timed before and after each row; a row whose copy moved
 more than 3 % is marked so, and the ratios are to the faster reading.
 
-Writes profiling/results/<gpu>/columns-sweep-<date>.json (-2, -3, ... rather than overwrite) and
+Writes profiling/results/<gpu>/<variant>-sweep-<date>.json (-2, -3, ... rather than overwrite) and
 prints one line per row.
 
 Usage, from a source checkout on a GPU:
     PYTHONPATH=. python3 profiling/columns_sweep.py --shapes 64x5b16,64x1b24 --rows 64x262144,8x4096x512
+    PYTHONPATH=. python3 profiling/columns_sweep.py --variant columns_lookback --shapes 256x16b2d8 --rows 4096x16384
 """
 
 from __future__ import annotations
@@ -36,18 +42,32 @@ from sweep import DRIFT_LIMIT, gpu_folder, restore_entry  # noqa: E402
 DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
 DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
 CHECK_ROW = (96, 4000)  # sequences x steps of the correctness check: a partial block and a partial chunk
-_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)$")
+VARIANTS = ("columns", "columns_lookback")
+_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)(?:d(\d+))?$")
 
 
-def parse_shape(text: str) -> dict:
-    """'64x5b16' -> the fields of a columns tuning entry that the kernels take."""
+def parse_shape(text: str, variant: str = "columns") -> dict:
+    """'64x5b16' -> the fields of a columns tuning entry that the kernels take; for columns_lookback
+    '256x16b2d8', whose DEPTH (lookback_depth) the columns kernels do not take."""
     match = _SHAPE.match(text.strip())
-    if not match:
-        raise ValueError(f"a columns shape must look like 64x5b16 (BLOCKxITEMSbMIN_BLOCKS), got {text!r}")
-    block, items, min_blocks = (int(x) for x in match.groups())
+    with_depth = variant == "columns_lookback"
+    if not match or (match.group(4) is not None) != with_depth:
+        form = "256x16b2d8 (BLOCKxITEMSbMIN_BLOCKSdDEPTH)" if with_depth else "64x5b16 (BLOCKxITEMSbMIN_BLOCKS)"
+        raise ValueError(f"a {variant} shape must look like {form}, got {text!r}")
+    block, items, min_blocks = (int(x) for x in match.groups()[:3])
     if block % 32 or items < 1 or min_blocks < 1:
         raise ValueError(f"{text!r}: BLOCK must be a multiple of 32, ITEMS and MIN_BLOCKS at least 1")
-    return {"block_threads": block, "items": items, "min_blocks": min_blocks}
+    fields = {"block_threads": block, "items": items, "min_blocks": min_blocks}
+    if with_depth:
+        if int(match.group(4)) < 1:
+            raise ValueError(f"{text!r}: DEPTH must be at least 1")
+        fields["lookback_depth"] = int(match.group(4))
+    return fields
+
+
+def shape_text(fields: dict) -> str:
+    depth = f"d{fields['lookback_depth']}" if "lookback_depth" in fields else ""
+    return f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}{depth}"
 
 
 def parse_row(text: str) -> tuple[tuple[int, ...], int]:
@@ -66,8 +86,8 @@ def _copy_us(bench, driver, elements: int, stream: int, launches: int) -> float:
         lambda: driver.copy_device_to_device(target.pointer, source.pointer, 6 * elements, stream), stream, launches)
 
 
-def check(shape_fields: dict, stream: int) -> dict:
-    """Error against the float64 reference and bitwise repeatability of columns with these fields on
+def check(variant: str, stream: int) -> dict:
+    """Error against the float64 reference and bitwise repeatability of `variant` as tuned now on
     CHECK_ROW, time-major, a, b, out freshly drawn and out poisoned."""
     import rtscan
     from rtscan import _bench, _driver, reference
@@ -82,7 +102,7 @@ def check(shape_fields: dict, stream: int) -> dict:
     runs = []
     for _ in range(2):
         buffers[2].fill(np.full((steps, sequences), np.nan, np.float32), stream)
-        rtscan.scan(buffers[0], buffers[1], dim=0, out=buffers[2], variant="columns", stream=stream)
+        rtscan.scan(buffers[0], buffers[1], dim=0, out=buffers[2], variant=variant, stream=stream)
         host = np.empty((steps, sequences), np.float32)
         _driver.copy_to_host(host.ctypes.data, buffers[2].pointer, host.nbytes, stream)
         _driver.synchronize(stream)
@@ -92,40 +112,43 @@ def check(shape_fields: dict, stream: int) -> dict:
             "deterministic": bool(np.array_equal(runs[0], runs[1]))}
 
 
-def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
+def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns") -> dict:
     import rtscan
     from rtscan import _bench, _driver, _kernels, _nvml, registry, tuning
 
     _driver.make_current(0)
     arch = _kernels.device_arch(0)
-    columns = registry.resolve("columns")
+    columns = registry.resolve(variant)
     key = (arch, "float32")
     saved = columns.table.get(key)
     base = tuning.lookup(columns.table, arch, "float32")
-    candidates = [parse_shape(text) for text in shape_texts]
+    candidates = [parse_shape(text, variant) for text in shape_texts]
     rows = [parse_row(text) for text in row_texts]
     stream = _driver.create_stream()
     rng = np.random.default_rng()
-    result = {"device": _driver.device_name(0), "arch": arch, "date": datetime.date.today().isoformat(),
+    result = {"device": _driver.device_name(0), "arch": arch, "variant": variant,
+              "date": datetime.date.today().isoformat(),
               "clocks_before": _nvml.facts(0), "shapes": [], "rows": []}
-    print(f"{result['device']} ({arch}): columns shapes {shape_texts} beside lookback_regs", flush=True)
+    baselines = [("lookback_regs", None)] + ([("columns", None)] if variant != "columns" else [])
+    print(f"{result['device']} ({arch}): {variant} shapes {shape_texts} beside "
+          f"{', '.join(name for name, _ in baselines)}", flush=True)
     try:
         entries = {}  # text -> the candidate's tuning entry, for the rows
         for fields in candidates:
             columns.table[key] = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
             shape = columns.launch_shape(arch, "float32", 1, 1)
-            described = {**fields, "text": f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}"}
+            described = {**fields, "text": shape_text(fields)}
             try:
                 kernels = _kernels.function(0, columns, shape)
                 described["blocks_per_sm"] = [_driver.resident_blocks_per_sm(k, shape.threads, 0) for k in kernels]
-                described.update(check(fields, stream))
+                described.update(check(variant, stream))
             except rtscan.RtscanError as error:
                 described["error"] = str(error)
             result["shapes"].append(described)
             if "error" not in described:
                 entries[described["text"]] = columns.table[key]
             print(f"shape {described}", flush=True)
-        names = [("lookback_regs", None)] + [("columns", text) for text in entries]
+        names = baselines + [(variant, text) for text in entries]
         for text, (array_shape, dim) in zip(row_texts, rows):
             elements = int(np.prod(array_shape))
             launches = max(1, min(200, (1 << 26) // elements))
@@ -161,7 +184,7 @@ def sweep(shape_texts: list[str], row_texts: list[str]) -> dict:
 
 def write(result: dict, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"columns-sweep-{result['date']}"
+    stem = f"{result.get('variant', 'columns')}-sweep-{result['date']}"
     path = folder / f"{stem}.json"
     for number in itertools.count(2):  # results are kept, never overwritten
         if not path.exists():
@@ -173,14 +196,16 @@ def write(result: dict, folder: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated (default {DEFAULT_SHAPES})")
+    parser.add_argument("--variant", choices=VARIANTS, default="columns", help="the variant swept (default columns)")
+    parser.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"comma-separated (default {DEFAULT_SHAPES}; "
+                        "columns_lookback needs its own)")
     parser.add_argument("--rows", default=DEFAULT_ROWS, help=f"comma-separated (default {DEFAULT_ROWS})")
     parser.add_argument("--out", type=Path, help="results folder (default profiling/results/<gpu>)")
     args = parser.parse_args(argv)
     shape_texts, row_texts = args.shapes.split(","), args.rows.split(",")
     try:
         for text in shape_texts:
-            parse_shape(text)
+            parse_shape(text, args.variant)
         for text in row_texts:
             parse_row(text)
     except ValueError as error:
@@ -190,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rtscan.gpu_available():
         print("profiling/columns_sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    result = sweep(shape_texts, row_texts)
+    result = sweep(shape_texts, row_texts, args.variant)
     path = write(result, args.out or Path(__file__).parent / "results" / gpu_folder(result["device"]))
     print(f"wrote {path}")
     return 0

@@ -229,8 +229,7 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
         head, shape = 0, chosen.launch_shape(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if head:
         plan = _layout.with_head(plan, head)
-    tiles_per_seq = -(-plan.length // shape.tile)
-    num_tiles = tiles_per_seq * plan.num_seqs
+    tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length)
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
@@ -300,8 +299,8 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
         return
     function = _kernels.function(device, chosen, prepared.shape)
     # Descriptors are read and written only when a sequence spans several tiles.
-    workspace = _workspace.acquire(device, stream_handle,
-                                   prepared.num_tiles if prepared.tiles_per_seq > 1 else 0)
+    workspace = _workspace.acquire(device, stream_handle, prepared.num_tiles * chosen.sequences_per_tile
+                                   if prepared.tiles_per_seq > 1 else 0)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     block = _argument_block()
     block.fill(va, vb, vh0, vout, prepared, workspace)

@@ -42,11 +42,14 @@ def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, ite
     if variant.passes != 1:
         raise NotImplementedError(f"no traffic model for the {variant.passes}-pass variant {variant.name}")
     elements = num_seqs * length
-    tiles_per_seq = -(-length // shape.tile)
-    tiles = num_seqs * tiles_per_seq
+    tiles_per_seq, tiles = variant.tile_counts(shape, num_seqs, length)
     segments = num_seqs * -(-tiles_per_seq // shape.segment_tiles)
     if tiles_per_seq == 1:  # no look-back: only the ticket
         descriptors = tiles * WORD
+    elif variant.sequences_per_tile > 1:
+        # per tile: the ticket; per sequence and chunk: its aggregate and end state (3 words), one
+        # window of its lane's look-back (3 words per predecessor)
+        descriptors = tiles * WORD + num_seqs * tiles_per_seq * WORD * (3 + 3 * shape.lookback_depth)
     else:
         # per tile: the ticket, its aggregate (2 words), one window of the look-back (3 words per
         # reading lane); per segment: its aggregate and end state (3 words)

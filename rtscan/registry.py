@@ -128,10 +128,16 @@ class Variant:
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
     vector_steps: bool = True  # False: its kernels read one step at a time whatever the layout (vec always 1)
+    sequences_per_tile: int = 1  # a tile's neighbouring sequences: its steps a sequence are shape.tile / this
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
+
+    def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:
+        """(tiles a sequence, tiles in all) of a launch over `num_seqs` sequences of `length` steps."""
+        tiles_per_seq = -(-length // (shape.tile // self.sequences_per_tile))
+        return tiles_per_seq, tiles_per_seq * -(-num_seqs // self.sequences_per_tile)
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
@@ -273,6 +279,21 @@ VARIANTS["columns"] = Variant(
                   PassKernel("columns pass 3 (rescan)", "rtscan::columns_rescan", CARRY_PASS_ARGUMENTS, "columns")),
     vector_steps=False,
     device_traffic="5 * itemsize (read a, b; read a, b again; write h)",
+)
+
+VARIANTS["columns_lookback"] = Variant(
+    name="columns_lookback",
+    source="columns_lookback.cu",
+    template="rtscan::columns_lookback_scan",
+    description="single-pass decoupled look-back with lanes across sequences, for time-major batches: a tile "
+                "takes 32 neighbouring sequences over one chunk of steps, held in registers, each warp a part of "
+                "the chunk; each lane of the look-back warp walks back along its own sequence",
+    passes=1,
+    table=tuning.COLUMNS_LOOKBACK,
+    arguments=("block_threads", "items", "min_blocks", "lookback_depth", "atomic_polls"),
+    dynamic_shared=no_dynamic_shared,
+    vector_steps=False,
+    sequences_per_tile=32,
 )
 
 # variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which

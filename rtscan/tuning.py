@@ -156,6 +156,13 @@ _COLUMNS_LONG = dict(_COLUMNS_SHORT, carry_threads=256, carry_items=8, from_leng
                             "one lost: (8, 4096, 512) along 4096 0.422 against 0.50, 1024 x 16384 0.50 against "
                             "0.52. 71 registers at one block an SM, no spills (ptxas, sm_90)")
 COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT}}
+# The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of 32 sequences over
+# (block_threads / 32) x items steps, held in registers; lookback_depth predecessors a lane reads per
+# round. Not measured yet.
+_COLUMNS_LOOKBACK_SHAPE = {
+    "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 8, "register_items": 0,
+    "walk_lanes": 1, "segment_tiles": 1, "source": "not measured: a first shape"}
+COLUMNS_LOOKBACK = {("sm_80", "float32"): {kind: dict(_COLUMNS_LOOKBACK_SHAPE) for kind in ("long", "short")}}
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

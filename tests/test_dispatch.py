@@ -118,6 +118,19 @@ def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
     assert [event[3] for event in launches] == [32, long.carries.block_threads, 32]
 
 
+def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_sequence(recorder):
+    variant = registry.resolve("columns_lookback")
+    shape = variant.launch_shape("sm_90", "float32", 1, 1000, 100)
+    steps = shape.tile // variant.sequences_per_tile  # a tile's steps of each of its 32 sequences
+    launch("columns_lookback", (100, 1000))
+    chunks = -(-1000 // steps)
+    assert chunks > 1
+    (launched,) = [event for event in recorder.events if event[0] == "launch"]
+    assert launched[2:4] == (4 * chunks, shape.threads)  # 100 sequences: four groups of 32
+    (alloc,) = [event for event in recorder.events if event[0] == "alloc"]
+    assert alloc[1] >= _workspace.HEADER_BYTES + _workspace.DESCRIPTOR_BYTES * 32 * 4 * chunks
+
+
 @pytest.mark.parametrize("shape,dim,reverse,expected", [
     ((1000, 64), 0, False, "columns"),        # time-major, 64 sequences
     ((1000, 64), 0, True, "columns"),         # the same reversed (time stride -64)

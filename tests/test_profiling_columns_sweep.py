@@ -19,10 +19,23 @@ def test_a_shape_names_block_items_and_min_blocks(columns_sweep):
     assert columns_sweep.parse_shape(" 128x1b12 ") == {"block_threads": 128, "items": 1, "min_blocks": 12}
 
 
-@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1"])
+def test_a_columns_lookback_shape_also_names_its_depth(columns_sweep):
+    assert columns_sweep.parse_shape("256x16b2d8", "columns_lookback") == {
+        "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 8}
+    assert columns_sweep.shape_text(columns_sweep.parse_shape("256x16b2d8", "columns_lookback")) == "256x16b2d8"
+    assert columns_sweep.shape_text(columns_sweep.parse_shape("64x5b16")) == "64x5b16"
+
+
+@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1", "64x5b16d8"])
 def test_a_shape_the_kernels_cannot_take_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text)
+
+
+@pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8"])
+def test_a_columns_lookback_shape_without_its_depth_is_refused(columns_sweep, text):
+    with pytest.raises(ValueError):
+        columns_sweep.parse_shape(text, "columns_lookback")
 
 
 def test_rows_are_time_major_or_batch_length_width(columns_sweep):
@@ -47,3 +60,5 @@ def test_refuses_without_a_gpu(columns_sweep, capsys):
 def test_bad_text_is_refused_before_anything_runs(columns_sweep):
     with pytest.raises(SystemExit):
         columns_sweep.main(["--shapes", "64x5"])
+    with pytest.raises(SystemExit):  # the default shapes have no depth
+        columns_sweep.main(["--variant", "columns_lookback"])

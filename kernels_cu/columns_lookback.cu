@@ -1,0 +1,115 @@
+// Time-major batches in one pass: lanes across sequences, tiles joined by a decoupled look-back
+// with one sequence a lane (lane_lookback.cuh). `columns` (columns.cu) reads every step twice in
+// three passes, 20 bytes a step against a copy's 12, and ran at the memory's rate in each pass
+// (profiling/NOTES.md, item 73): 0.54 of copy at best. This kernel reads and writes each step
+// once.
+//
+// A tile is 32 neighbouring sequences (one group) over STEPS = WARPS * ITEMS consecutive steps
+// (one chunk of the time axis). Lane l of every warp holds sequence l of the group; warp w holds
+// its ITEMS steps w * ITEMS .. in registers, so a warp's load or store of one step is one row of
+// 32 neighbouring sequences: coalesced wherever the innermost batch axis is contiguous (any
+// layout is correct, only slower). Then:
+//   1 each thread composes its steps' maps; warp 0 composes the warps' maps per lane (the tile's
+//     aggregate for that lane's sequence), publishes it, and looks back along its sequence for
+//     the carry (chunk 0 takes h0 and publishes its end state at once);
+//   2 each thread applies the earlier warps' maps to the carry, then walks its steps, one fma and
+//     one store a step.
+// Tiles are taken in ticket order, chunk-major (every group's chunk c before any group's chunk
+// c + 1), so a tile's predecessors hold earlier tickets: the look-back's forward progress.
+//
+// Every value comes from a fixed order (a thread's steps, the warps in order, the look-back's
+// chain), so the output is bitwise identical from run to run.
+//
+// Template parameters (rtscan/tuning.py): BLOCK_THREADS (a multiple of 32), ITEMS (steps a thread
+// holds), MIN_BLOCKS (__launch_bounds__), LOOKBACK_DEPTH (predecessors a lane reads per round),
+// ATOMIC_POLLS (tile_state.cuh's poll_relaxed_gpu). Launch: one block per tile, tiles_per_seq
+// chunks times ceil(num_seqs / 32) groups; the workspace holds 32 entries per tile.
+#include "affine.cuh"
+#include "lane_lookback.cuh"
+#include "seq_layout.cuh"
+#include "tile_state.cuh"
+
+namespace rtscan {
+
+template <int BLOCK_THREADS, int ITEMS, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS>
+__global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
+columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                      const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
+                      long long num_tiles) {
+    static_assert(BLOCK_THREADS % WARP_SIZE == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
+    static_assert(ITEMS >= 1 && LOOKBACK_DEPTH >= 1, "a step a thread, a predecessor a round");
+    constexpr int WARPS = BLOCK_THREADS / WARP_SIZE;
+    constexpr int STEPS = WARPS * ITEMS;
+    __shared__ long long shared_ticket;
+    __shared__ unsigned shared_generation;
+    __shared__ Affine<float> warp_maps[WARPS][WARP_SIZE];
+    __shared__ float shared_carry[WARP_SIZE];
+
+    const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
+    const int warp = int(threadIdx.x) / WARP_SIZE;
+    if (threadIdx.x == 0) {
+        long long ticket;
+        unsigned generation;
+        draw_ticket(ws, num_tiles, ticket, generation);
+        shared_ticket = ticket;
+        shared_generation = generation;
+    }
+    __syncthreads();
+    const unsigned generation = shared_generation;
+    const long long groups = (layout.num_seqs + WARP_SIZE - 1) / WARP_SIZE;
+    const long long chunk = shared_ticket / groups;
+    const long long group = shared_ticket - chunk * groups;
+    const long long seq = group * WARP_SIZE + lane;
+    const bool has_seq = seq < layout.num_seqs;  // the last group's lanes past num_seqs idle
+
+    long long in_offset = 0, out_offset = 0;
+    if (has_seq) sequence_origins(layout, seq, in_offset, out_offset);
+    const long long first = chunk * STEPS + warp * ITEMS;
+    const int count = has_seq && first < layout.length ? int(min((long long)ITEMS, layout.length - first)) : 0;
+
+    // All of a thread's loads are issued before any is used.
+    Affine<float> held[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        const long long offset = in_offset + (first + i) * layout.in_time_stride;
+        held[i] = i < count ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)} : affine_identity<float>();
+    }
+    Affine<float> running = affine_identity<float>();
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) running = compose(held[i], running);
+    warp_maps[warp][lane] = running;
+    __syncthreads();
+
+    if (warp == 0) {
+        Affine<float> aggregate = affine_identity<float>();
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) aggregate = compose(warp_maps[w][lane], aggregate);
+        const long long slot = ((group * tiles_per_seq) + chunk) * WARP_SIZE + lane;
+        const bool has_successor = chunk + 1 < tiles_per_seq;
+        float carry = 0.0f;
+        if (has_seq) {
+            if (chunk == 0) {
+                carry = h0 != nullptr ? h0[seq] : 0.0f;
+            } else {
+                if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
+                carry = lane_lookback_carry<LOOKBACK_DEPTH, ATOMIC_POLLS != 0>(ws.segments(), slot, chunk, generation);
+            }
+            if (has_successor) publish_inclusive(ws.segments(), slot, generation, apply(aggregate, carry));
+        }
+        shared_carry[lane] = carry;
+        if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
+    }
+    __syncthreads();
+
+    float state = shared_carry[lane];
+    for (int w = 0; w < warp; ++w) state = apply(warp_maps[w][lane], state);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        if (i < count) {
+            state = apply(held[i], state);
+            out[out_offset + (first + i) * layout.out_time_stride] = state;
+        }
+    }
+}
+
+}  // namespace rtscan

@@ -1,0 +1,77 @@
+// The decoupled look-back with one sequence a lane (columns_lookback.cu): a tile covers 32
+// neighbouring sequences, and lane l of its look-back warp walks back along sequence l alone.
+//
+// Descriptors: one entry per (tile, lane), at slot (group * tiles_per_seq + chunk) * 32 + lane of
+// tile_state.cuh's one-level arrays (inclusive, aggregate_a, aggregate_b), so a sequence's entry
+// for chunk c - d lies d * 32 slots before chunk c's, and the 32 lanes' reads of one distance are
+// 32 neighbouring words. The words, their generation tags and the helpers that read and write them
+// are tile_state.cuh's, and its memory-ordering argument holds unchanged: every word is
+// self-describing, written once per launch, and trusted only with this launch's generation.
+#pragma once
+
+#include "affine.cuh"
+#include "tile_state.cuh"
+
+namespace rtscan {
+
+// Called by one lane for its own sequence, independently of the other lanes (no shuffles, no
+// warp votes): returns the state just before the tile at `slot`, the `chunk`-th (> 0) of its
+// sequence. A window is DEPTH predecessors, read in one round: distances 1 + DEPTH w .. DEPTH (w +
+// 1) in window w. The nearest finished predecessor (inclusive published) and the aggregates of all
+// nearer ones give the carry. Chunk 0 of a sequence publishes only its inclusive, so a window that
+// reaches it waits there rather than passing the sequence's start; no read leaves the sequence.
+//
+// Determinism: the end states form one chain, inclusive[c] = fma(A[c], inclusive[c - 1], B[c]),
+// and the fold rebuilds exactly that chain from whichever finished predecessor it finds, one fma
+// per tile, nearest last. So the carry's bits do not depend on which predecessors were finished.
+template <int DEPTH, bool ATOMIC_POLLS>
+__device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, long long slot, long long chunk,
+                                                     unsigned generation) {
+    const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
+    for (long long window = 0;; ++window) {
+        const long long nearest = window * DEPTH + 1;  // distance of the window's nearest predecessor
+        PredecessorView seen[DEPTH];
+        int first_finished;  // window position of the nearest finished predecessor, DEPTH if none
+        while (true) {
+#pragma unroll
+            for (int k = 0; k < DEPTH; ++k)
+                seen[k] = nearest + k <= chunk
+                              ? read_predecessor<ATOMIC_POLLS>(level, slot - (nearest + k) * WARP_SIZE, generation)
+                              : nothing;
+            first_finished = DEPTH;
+#pragma unroll
+            for (int k = DEPTH - 1; k >= 0; --k)
+                if (seen[k].finished) first_finished = k;
+            // Only predecessors nearer than the nearest finished one must show their aggregate.
+            bool ready = true;
+#pragma unroll
+            for (int k = 0; k < DEPTH; ++k)
+                if (k < first_finished && nearest + k <= chunk) ready = ready && seen[k].aggregated;
+            if (ready) break;
+        }
+        if (first_finished == DEPTH) continue;  // a whole window of aggregates: look farther back
+
+        float state = 0.0f;
+#pragma unroll
+        for (int k = 0; k < DEPTH; ++k)
+            if (k == first_finished) state = seen[k].state;
+#pragma unroll
+        for (int k = DEPTH - 1; k >= 0; --k)
+            if (k < first_finished) state = apply(Affine<float>{seen[k].a, seen[k].b}, state);
+        // The nearer windows, farthest first. Tags not checked again: this lane saw each of these
+        // words carry this launch's generation, a word is written once per launch, and read-read
+        // coherence keeps a later read of the same address by the same thread from returning an
+        // older value.
+        for (long long nearer = window - 1; nearer >= 0; --nearer) {
+#pragma unroll
+            for (int k = DEPTH - 1; k >= 0; --k) {
+                const PredecessorView view = read_predecessor<ATOMIC_POLLS>(
+                    level, slot - (nearer * DEPTH + 1 + k) * WARP_SIZE, generation);
+                state = apply(Affine<float>{view.a, view.b}, state);
+            }
+        }
+        return state;
+    }
+}
+
+}  // namespace rtscan
