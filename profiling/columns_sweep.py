@@ -140,6 +140,7 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
             described = {**fields, "text": shape_text(fields)}
             try:
                 kernels = _kernels.function(0, columns, shape)
+                kernels = kernels if isinstance(kernels, tuple) else (kernels,)  # one pass: one function
                 described["blocks_per_sm"] = [_driver.resident_blocks_per_sm(k, shape.threads, 0) for k in kernels]
                 described.update(check(variant, stream))
             except rtscan.RtscanError as error:
