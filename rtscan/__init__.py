@@ -53,12 +53,12 @@ def _compile_auto_kernels_at_import() -> None:
     if os.environ.get("RTSCAN_SKIP_IMPORT_COMPILE"):
         return
     from . import _driver, _kernels
-    from .registry import AUTO, AUTO_TIME_MAJOR, resolve
+    from .registry import AUTO_VARIANTS, resolve
 
     if not _driver.gpu_status()[0]:
         return
     try:
-        for name in (AUTO, AUTO_TIME_MAJOR):
+        for name in AUTO_VARIANTS:
             _kernels.compile_variant(resolve(name), _kernels.device_arch(0))
     except Exception:  # noqa: BLE001 - import must not fail; the same work runs again, and raises, on first use
         pass

@@ -143,7 +143,8 @@ class Variant:
         """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
         (where the entry has one) and else the long shape, once a sequence fills one of its tiles
         (fills_a_tile) and the launch holds at least its `from_total_steps`; for a variant without
-        16-byte steps, the long shape from its `from_length` steps a sequence; else the short shape
+        16-byte steps, the long shape from its `from_length` steps a sequence and `from_sequences`
+        sequences; else the short shape
         (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
@@ -152,7 +153,7 @@ class Variant:
             if fields is None or num_seqs * length < fields.get("from_total_steps", 0):
                 continue
             if not self.vector_steps:
-                if length >= fields.get("from_length", 0):
+                if length >= fields.get("from_length", 0) and num_seqs >= fields.get("from_sequences", 0):
                     return entry_shape(fields, 1)
             elif vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)
@@ -297,15 +298,25 @@ VARIANTS["columns_lookback"] = Variant(
 )
 
 # variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which
-# columns runs. resolve("auto") names the first, auto's variant for contiguous sequences.
+# columns_lookback runs from COLUMNS_LOOKBACK_FROM_SEQUENCES sequences and columns below.
+# resolve("auto") names the first, auto's variant for contiguous sequences.
 AUTO = "lookback_regs"
 AUTO_TIME_MAJOR = "columns"
+AUTO_MANY_TIME_MAJOR = "columns_lookback"
+AUTO_VARIANTS = (AUTO, AUTO_TIME_MAJOR, AUTO_MANY_TIME_MAJOR)
 # The fewest neighbouring sequences, adjacent in memory, for which auto takes columns. On an H200,
 # time-major rows of 8 sequences ran at 0.261-0.265 of copy with columns against 0.208-0.211 with
 # lookback_regs, 4 at 0.144-0.146 against 0.32 (four rounds, P102 and P103;
 # profiling/results/h200/p102-columns-2026-11-30-13.txt, p103-columns-2026-11-30-13.txt); 16 at
 # 0.39 against 0.16; (B, L, 16) along L at 0.44-0.51 against 0.15 (P101).
 COLUMNS_FROM_SEQUENCES = 8
+# The fewest sequences (in all, not only side by side) for which auto takes columns_lookback over
+# columns: 32 of them make a tile, and with few such groups too many tiles of one sequence are in
+# flight at once for each lane's look-back to keep pace. On an H200 (P109, columns_sweep.py: results/
+# h200/p109-sweep-c-2026-11-30-14.txt) 256 time-major sequences ran at 0.613 of copy against
+# columns' 0.510, 1024 at 0.69 against 0.51; 64 at 0.511 against 0.507, and on a one-wave row
+# (64 x 65536) 0.42 against 0.45-0.47.
+COLUMNS_LOOKBACK_FROM_SEQUENCES = 256
 
 
 def columns_suits(layout) -> bool:
@@ -320,7 +331,10 @@ def columns_suits(layout) -> bool:
 
 def auto_variant(layout) -> Variant:
     """What variant="auto" runs for this layout."""
-    return VARIANTS[AUTO_TIME_MAJOR if columns_suits(layout) else AUTO]
+    if not columns_suits(layout):
+        return VARIANTS[AUTO]
+    many = layout.num_seqs >= COLUMNS_LOOKBACK_FROM_SEQUENCES
+    return VARIANTS[AUTO_MANY_TIME_MAJOR if many else AUTO_TIME_MAJOR]
 
 
 def resolve(name: str) -> Variant:
@@ -339,7 +353,7 @@ def variants() -> list[dict]:
     return [
         {
             "name": v.name,
-            "auto": v.name in (AUTO, AUTO_TIME_MAJOR),
+            "auto": v.name in AUTO_VARIANTS,
             "description": v.description,
             "passes": v.passes,
             "traffic_bytes_per_element": v.device_traffic,

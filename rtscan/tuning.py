@@ -158,11 +158,28 @@ _COLUMNS_LONG = dict(_COLUMNS_SHORT, carry_threads=256, carry_items=8, from_leng
 COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT}}
 # The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of 32 sequences over
 # (block_threads / 32) x items steps, held in registers; lookback_depth predecessors a lane reads per
-# round. Not measured yet.
-_COLUMNS_LOOKBACK_SHAPE = {
-    "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 8, "register_items": 0,
-    "walk_lanes": 1, "segment_tiles": 1, "source": "not measured: a first shape"}
-COLUMNS_LOOKBACK = {("sm_80", "float32"): {kind: dict(_COLUMNS_LOOKBACK_SHAPE) for kind in ("long", "short")}}
+# round; walk_lanes 1: one lane walks each sequence. Two shapes by how many sequences (so chains of
+# tiles) the launch has: the long one from `from_sequences`.
+_COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
+                            "fourteenth session (P109: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
+                            "-b-, -c-, and their JSON)")
+_COLUMNS_LOOKBACK_SHORT = {
+    "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 2, "register_items": 0,
+    "walk_lanes": 1, "segment_tiles": 1,
+    "source": f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 18 shapes on time-major rows of 64-1024 sequences: 1024 x "
+              "16384 0.695/0.686 of copy, 256 x 65536 0.613, 64 x 262144 0.511/0.511; 128 x 32 at four blocks "
+              "an SM 0.652-0.658, 0.564 and 0.366 there. 128 registers, no spills (ptxas, sm_90)"}
+_COLUMNS_LOOKBACK_LONG = dict(
+    _COLUMNS_LOOKBACK_SHORT, block_threads=128, min_blocks=4, from_sequences=2048,
+    source=f"{_COLUMNS_LOOKBACK_SWEEPS}: best or within 2 % of the best (128 x 32 at depth 1) of 18 shapes on "
+           "rows of 4096 sequences: time-major 4096 x 16384 0.789/0.792 of copy (256 x 32: 0.745/0.740), "
+           "(8, 4096, 512) along L 0.719/0.714 (0.680/0.685), (2, 8192, 2048) 0.769 (0.722); from 2048 "
+           "sequences, between the 1024 measured (where 256 x 32 won) and 4096. No spills (ptxas, sm_90)")
+COLUMNS_LOOKBACK = {
+    ("sm_80", "float32"): {kind: dict(_COLUMNS_LOOKBACK_SHORT, source="not measured on sm_80: sm_90's short shape")
+                           for kind in ("long", "short")},
+    ("sm_90", "float32"): {"long": _COLUMNS_LOOKBACK_LONG, "short": _COLUMNS_LOOKBACK_SHORT},
+}
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

@@ -139,7 +139,8 @@ def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_
     ((1000, 4), 0, False, "lookback_regs"),   # too few neighbours
     ((3, 500, 7), 1, False, "lookback_regs"),
     ((64, 1000), 1, False, "lookback_regs"),  # contiguous sequences
-    ((64, 1000), 0, False, "columns"),        # the same array along dim 0: 1000 sequences of 64 steps
+    ((64, 1000), 0, False, "columns_lookback"),  # the same array along dim 0: 1000 sequences of 64 steps
+    ((64, 255), 0, False, "columns"),          # one sequence short of columns_lookback's 256
 ])
 def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse, expected):
     va, vb, vout = views(shape)

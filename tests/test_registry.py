@@ -124,7 +124,7 @@ def test_every_tuning_entry_cites_its_source():
 def test_public_variants_listing():
     listing = rtscan.variants()
     assert [v["name"] for v in listing] == list(registry.VARIANTS)
-    assert {v["name"] for v in listing if v["auto"]} == {registry.AUTO, registry.AUTO_TIME_MAJOR}
+    assert {v["name"] for v in listing if v["auto"]} == {"lookback_regs", "columns", "columns_lookback"}
     for entry in listing:
         assert entry["description"] and entry["passes"] >= 1 and entry["tuning"]
 
@@ -247,6 +247,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
 
 @pytest.mark.parametrize("shape,in_strides,out_strides,dim,expected", [
     ((1000, 64), (64, 1), (64, 1), 0, True),
+    ((1000, 256), (256, 1), (256, 1), 0, True),
     ((1000, 64), (64, 1), (1, 1000), 0, False),     # out keeps its sequences contiguous instead
     ((1000, 64), (128, 2), (128, 2), 0, False),     # neighbouring sequences two elements apart
     ((4, 1000, 16), (16000, 16, 1), (16000, 16, 1), 1, True),
@@ -260,5 +261,17 @@ def test_auto_gives_columns_the_time_major_batches(shape, in_strides, out_stride
 
     layout = _layout.plan(shape, in_strides, out_strides, dim, False).layout
     assert registry.columns_suits(layout) is expected
-    assert registry.auto_variant(layout).name == ("columns" if expected else registry.AUTO)
+    many = layout.num_seqs >= registry.COLUMNS_LOOKBACK_FROM_SEQUENCES
+    assert registry.auto_variant(layout).name == (("columns_lookback" if many else "columns") if expected
+                                                  else registry.AUTO)
+
+
+def test_columns_lookback_takes_its_long_shape_from_its_sequences():
+    variant = registry.resolve("columns_lookback")
+    entry = variant.table[("sm_90", "float32")]
+    many = entry["long"]["from_sequences"]
+    long, short = (registry.entry_shape(entry[kind], 1) for kind in ("long", "short"))
+    assert long != short
+    assert variant.launch_shape("sm_90", "float32", 1, 10, many) == long
+    assert variant.launch_shape("sm_90", "float32", 1, 10**6, many - 1) == short
 

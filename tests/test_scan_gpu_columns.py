@@ -16,20 +16,21 @@ pytestmark = pytest.mark.gpu
 NAMES = ["columns", "columns_lookback"]
 
 
-def chunk_steps(name: str) -> int:
-    """Steps a sequence has in one of the variant's sm_90 tiles (or chunks)."""
+def chunk_steps(name: str, sequences: int = 4096) -> int:
+    """Steps a sequence has in one of the variant's sm_90 tiles (or chunks) with this many sequences."""
     variant = registry.resolve(name)
-    shape = variant.launch_shape("sm_90", "float32", 1, 2**20, 4096)
+    shape = variant.launch_shape("sm_90", "float32", 1, 2**20, sequences)
     return shape.tile // variant.sequences_per_tile
 
 
-def lengths(name: str) -> list[int]:
-    steps = chunk_steps(name)
-    return [1, 7, steps - 1, steps, steps + 1, 3 * steps + 5, 40 * steps + 3]
+def lengths(name: str, sequences: int) -> list[int]:
+    steps = chunk_steps(name, sequences)
+    return [1, 7, steps - 1, steps, steps + 1, 3 * steps + 5] + ([40 * steps + 3] if sequences < 1000 else [])
 
 
+# 2049 sequences: columns_lookback's long shape (tuning.py's from_sequences)
 CASES = [pytest.param(name, length, sequences, id=f"{name}-L{length}-S{sequences}")
-         for name in NAMES for length in lengths(name) for sequences in (1, 31, 32, 33, 100)]
+         for name in NAMES for sequences in (1, 31, 32, 33, 100, 2049) for length in lengths(name, sequences)]
 
 
 @pytest.mark.parametrize("reverse", [False, True])
@@ -54,7 +55,7 @@ def test_batch_length_width_along_length(rng, name, shape):
 @pytest.mark.parametrize("name", NAMES)
 def test_transposed_out_and_strided_time(rng, name):
     """Time-major in, sequence-major out; and every other step of a time-major array."""
-    length = 5 * chunk_steps(name) + 3
+    length = 5 * chunk_steps(name, 40) + 3
     a_np, b_np = regime(rng, "mixed", (length, 40))
     out = torch.full((40, length), float("nan"), device="cuda").T
     scan_and_check(cuda(a_np), cuda(b_np), dim=0, out=out, variant=name, what=f"{name} out transposed")
@@ -69,7 +70,8 @@ def test_bitwise_deterministic(rng, name, sequences):
     run): every run gives the same bits."""
     import rtscan
 
-    length = 300 * chunk_steps(name) + 11 if sequences == 64 else 20 * chunk_steps(name) + 11
+    steps = chunk_steps(name, sequences)
+    length = 300 * steps + 11 if sequences == 64 else 20 * steps + 11
     a_np, b_np = regime(rng, "decay", (length, sequences))
     a, b = cuda(a_np), cuda(b_np)
     first = scan_and_check(a, b, dim=0, variant=name, what=f"{name} ({length}, {sequences})")
