@@ -4,18 +4,19 @@
 // (profiling/NOTES.md, item 73): 0.54 of copy at best. This kernel reads and writes each step
 // once.
 //
-// A tile is 32 neighbouring sequences (one group) over STEPS = WARPS * ITEMS consecutive steps
-// (one chunk of the time axis). Lane l of every warp holds sequence l of the group; warp w holds
-// its ITEMS steps w * ITEMS .. in registers, so a warp's load or store of one step is one row of
-// 32 neighbouring sequences: coalesced wherever the innermost batch axis is contiguous (any
-// layout is correct, only slower). Then:
+// A tile is 32 neighbouring sequences (one group) over WARPS * ITEMS consecutive steps (one chunk
+// of the time axis). Lane l of every warp holds sequence l of the group; warp w holds its ITEMS
+// steps w * ITEMS .. in registers, so a warp's load or store of one step is one row of 32
+// neighbouring sequences: coalesced wherever the innermost batch axis is contiguous (any layout is
+// correct, only slower). Where each tile, lane and step is, and where a lane's descriptors live,
+// is columns_lookback_index.cuh's, which the CPU mirror builds too. Then:
 //   1 each thread composes its steps' maps; warp 0 composes the warps' maps per lane (the tile's
 //     aggregate for that lane's sequence), publishes it, and looks back along its sequence for
 //     the carry (chunk 0 takes h0 and publishes its end state at once);
 //   2 each thread applies the earlier warps' maps to the carry, then walks its steps, one fma and
 //     one store a step.
-// Tiles are taken in ticket order, chunk-major (every group's chunk c before any group's chunk
-// c + 1), so a tile's predecessors hold earlier tickets: the look-back's forward progress.
+// Tiles are taken in ticket order, chunk-major, so a tile's predecessors hold earlier tickets: the
+// look-back's forward progress.
 //
 // Every value comes from a fixed order (a thread's steps, the warps in order, the look-back's
 // chain), so the output is bitwise identical from run to run.
@@ -25,6 +26,7 @@
 // ATOMIC_POLLS (tile_state.cuh's poll_relaxed_gpu). Launch: one block per tile, tiles_per_seq
 // chunks times ceil(num_seqs / 32) groups; the workspace holds 32 entries per tile.
 #include "affine.cuh"
+#include "columns_lookback_index.cuh"
 #include "lane_lookback.cuh"
 #include "seq_layout.cuh"
 #include "tile_state.cuh"
@@ -39,7 +41,6 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     static_assert(BLOCK_THREADS % WARP_SIZE == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
     static_assert(ITEMS >= 1 && LOOKBACK_DEPTH >= 1, "a step a thread, a predecessor a round");
     constexpr int WARPS = BLOCK_THREADS / WARP_SIZE;
-    constexpr int STEPS = WARPS * ITEMS;
     __shared__ long long shared_ticket;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> warp_maps[WARPS][WARP_SIZE];
@@ -56,15 +57,14 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     }
     __syncthreads();
     const unsigned generation = shared_generation;
-    const long long groups = (layout.num_seqs + WARP_SIZE - 1) / WARP_SIZE;
-    const long long chunk = shared_ticket / groups;
-    const long long group = shared_ticket - chunk * groups;
-    const long long seq = group * WARP_SIZE + lane;
+    const LaneTile tile = lane_tile_of_ticket(shared_ticket, lane_groups(layout.num_seqs));
+    const long long chunk = tile.chunk;
+    const long long seq = lane_sequence(tile, lane);
     const bool has_seq = seq < layout.num_seqs;  // the last group's lanes past num_seqs idle
 
     long long in_offset = 0, out_offset = 0;
     if (has_seq) sequence_origins(layout, seq, in_offset, out_offset);
-    const long long first = chunk * STEPS + warp * ITEMS;
+    const long long first = lane_first_step<ITEMS, WARPS>(chunk, warp);
     const int count = has_seq && first < layout.length ? int(min((long long)ITEMS, layout.length - first)) : 0;
 
     // All of a thread's loads are issued before any is used.
@@ -84,12 +84,12 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
         Affine<float> aggregate = affine_identity<float>();
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) aggregate = compose(warp_maps[w][lane], aggregate);
-        const long long slot = ((group * tiles_per_seq) + chunk) * WARP_SIZE + lane;
+        const long long slot = lane_slot(tile, tiles_per_seq, lane);
         const bool has_successor = chunk + 1 < tiles_per_seq;
         float carry = 0.0f;
         if (has_seq) {
             if (chunk == 0) {
-                carry = h0 != nullptr ? h0[seq] : 0.0f;
+                carry = lane_first_carry(h0, seq);
             } else {
                 if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
                 carry = lane_lookback_carry<LOOKBACK_DEPTH, ATOMIC_POLLS != 0>(ws.segments(), slot, chunk, generation);

@@ -1,23 +1,23 @@
 // The decoupled look-back with one sequence a lane (columns_lookback.cu): a tile covers 32
 // neighbouring sequences, and lane l of its look-back warp walks back along sequence l alone.
 //
-// Descriptors: one entry per (tile, lane), at slot (group * tiles_per_seq + chunk) * 32 + lane of
-// tile_state.cuh's one-level arrays (inclusive, aggregate_a, aggregate_b), so a sequence's entry
-// for chunk c - d lies d * 32 slots before chunk c's, and the 32 lanes' reads of one distance are
+// Descriptors: one entry per (tile, lane) of tile_state.cuh's one-level arrays (inclusive,
+// aggregate_a, aggregate_b), placed by columns_lookback_index.cuh's lane_slot: a sequence's entry
+// for chunk c - d is predecessor_slot(its slot, d), and the 32 lanes' reads of one distance are
 // 32 neighbouring words. The words, their generation tags and the helpers that read and write them
 // are tile_state.cuh's, and its memory-ordering argument holds unchanged: every word is
 // self-describing, written once per launch, and trusted only with this launch's generation.
 #pragma once
 
 #include "affine.cuh"
+#include "columns_lookback_index.cuh"
 #include "tile_state.cuh"
 
 namespace rtscan {
 
 // Called by one lane for its own sequence, independently of the other lanes (no shuffles, no
 // warp votes): returns the state just before the tile at `slot`, the `chunk`-th (> 0) of its
-// sequence. A window is DEPTH predecessors, read in one round: distances 1 + DEPTH w .. DEPTH (w +
-// 1) in window w. The nearest finished predecessor (inclusive published) and the aggregates of all
+// sequence. A window is DEPTH predecessors, read in one round (lane_lookback_distance). The nearest finished predecessor (inclusive published) and the aggregates of all
 // nearer ones give the carry. Chunk 0 of a sequence publishes only its inclusive, so a window that
 // reaches it waits there rather than passing the sequence's start; no read leaves the sequence.
 //
@@ -29,15 +29,16 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
                                                      unsigned generation) {
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
     for (long long window = 0;; ++window) {
-        const long long nearest = window * DEPTH + 1;  // distance of the window's nearest predecessor
         PredecessorView seen[DEPTH];
         int first_finished;  // window position of the nearest finished predecessor, DEPTH if none
         while (true) {
 #pragma unroll
-            for (int k = 0; k < DEPTH; ++k)
-                seen[k] = nearest + k <= chunk
-                              ? read_predecessor<ATOMIC_POLLS>(level, slot - (nearest + k) * WARP_SIZE, generation)
+            for (int k = 0; k < DEPTH; ++k) {
+                const long long distance = lane_lookback_distance<DEPTH>(window, k);
+                seen[k] = distance <= chunk
+                              ? read_predecessor<ATOMIC_POLLS>(level, predecessor_slot(slot, distance), generation)
                               : nothing;
+            }
             first_finished = DEPTH;
 #pragma unroll
             for (int k = DEPTH - 1; k >= 0; --k)
@@ -46,7 +47,8 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
             bool ready = true;
 #pragma unroll
             for (int k = 0; k < DEPTH; ++k)
-                if (k < first_finished && nearest + k <= chunk) ready = ready && seen[k].aggregated;
+                if (k < first_finished && lane_lookback_distance<DEPTH>(window, k) <= chunk)
+                    ready = ready && seen[k].aggregated;
             if (ready) break;
         }
         if (first_finished == DEPTH) continue;  // a whole window of aggregates: look farther back
@@ -66,7 +68,7 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
 #pragma unroll
             for (int k = DEPTH - 1; k >= 0; --k) {
                 const PredecessorView view = read_predecessor<ATOMIC_POLLS>(
-                    level, slot - (nearer * DEPTH + 1 + k) * WARP_SIZE, generation);
+                    level, predecessor_slot(slot, lane_lookback_distance<DEPTH>(nearer, k)), generation);
                 state = apply(Affine<float>{view.a, view.b}, state);
             }
         }
