@@ -6,9 +6,10 @@ rule for taking them.
 A row is either SxL, S sequences of L steps laid out (L, S) and scanned along dim 0 (time stride
 S), or BxLxD, a (B, L, D) array scanned along dim 1 (B x D sequences, time stride D, neighbouring
 sequences D-contiguous). For every candidate shape (BLOCKxITEMSbMIN_BLOCKS, and for columns_lookback
-a depth: BLOCKxITEMSbMIN_BLOCKSdDEPTH; columns: BLOCK neighbouring sequences a block, a chunk of
-BLOCK x ITEMS steps; columns_lookback: BLOCK threads, 32 sequences a tile over BLOCK / 32 x ITEMS
-steps, DEPTH predecessors a lane reads per round; MIN_BLOCKS for __launch_bounds__):
+a depth: BLOCKxITEMSbMIN_BLOCKSdDEPTH, with a1 after it for atomic polls; columns: BLOCK
+neighbouring sequences a block, a chunk of BLOCK x ITEMS steps; columns_lookback: BLOCK threads, 32
+sequences a tile over BLOCK / 32 x ITEMS steps, DEPTH predecessors a lane reads per round;
+MIN_BLOCKS for __launch_bounds__):
 the error against the float64 reference and whether two runs are bitwise equal, on one small
 time-major row, the blocks an SM holds, then every row timed as CUDA graph replays (as `python -m
 rtscan bench` times them). lookback_regs with its tuned shapes, and columns with its tuned shapes
@@ -43,12 +44,13 @@ DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
 DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
 CHECK_ROW = (96, 4000)  # sequences x steps of the correctness check: a partial block and a partial chunk
 VARIANTS = ("columns", "columns_lookback")
-_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)(?:d(\d+))?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)(?:d(\d+)(a1)?)?$")
 
 
 def parse_shape(text: str, variant: str = "columns") -> dict:
     """'64x5b16' -> the fields of a columns tuning entry that the kernels take; for columns_lookback
-    '256x16b2d8', whose DEPTH (lookback_depth) the columns kernels do not take."""
+    '256x16b2d8', whose DEPTH (lookback_depth) the columns kernels do not take, and '256x16b2d8a1'
+    for its look-back polling by atomics (atomic_polls 1)."""
     match = _SHAPE.match(text.strip())
     with_depth = variant == "columns_lookback"
     if not match or (match.group(4) is not None) != with_depth:
@@ -62,12 +64,14 @@ def parse_shape(text: str, variant: str = "columns") -> dict:
         if int(match.group(4)) < 1:
             raise ValueError(f"{text!r}: DEPTH must be at least 1")
         fields["lookback_depth"] = int(match.group(4))
+        fields["atomic_polls"] = int(match.group(5) is not None)
     return fields
 
 
 def shape_text(fields: dict) -> str:
     depth = f"d{fields['lookback_depth']}" if "lookback_depth" in fields else ""
-    return f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}{depth}"
+    polls = "a1" if fields.get("atomic_polls") else ""
+    return f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}{depth}{polls}"
 
 
 def parse_row(text: str) -> tuple[tuple[int, ...], int]:
