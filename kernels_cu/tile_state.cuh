@@ -397,8 +397,8 @@ constexpr unsigned STAGGER_NS = 4000;
 // together while the memory idles (profiling/NOTES.md, item 41). Blocks nsmid .. 2 nsmid - 1,
 // about the second block of each SM as the scheduler places the first wave (%nsmid counts SM
 // identifiers, at least the SMs; on an H200 blocks 0-131 took one SM each and an SM's second
-// block was 124-132 later, P107's probe, NOTES item 71), sleep about 4 us first (__nanosleep is approximate): half a
-// tile's load, a quarter of its life, so that an SM's two blocks drift apart. The sleep comes
+// block was 124-132 later: P107's probe, NOTES item 71), sleep about 4 us first (__nanosleep is
+// approximate): half a tile's load, a quarter of its life, so that an SM's two blocks drift apart. The sleep comes
 // before the ticket: no tile ever waits on a sleeping block, and every drawn ticket's
 // predecessors have started (the look-back's forward-progress assumption). Shorter launches skip
 // it: on one wave it only delayed half the blocks, -7 % on 64 x 65536 (P58, P59;

@@ -144,8 +144,7 @@ class Variant:
         (where the entry has one) and else the long shape, once a sequence fills one of its tiles
         (fills_a_tile) and the launch holds at least its `from_total_steps`; for a variant without
         16-byte steps, the long shape from its `from_length` steps a sequence and `from_sequences`
-        sequences; else the short shape
-        (tuning.py says why)."""
+        sequences; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         for kind in LONG_KINDS:

@@ -159,7 +159,9 @@ COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT
 # The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of 32 sequences over
 # (block_threads / 32) x items steps, held in registers; lookback_depth predecessors a lane reads per
 # round; walk_lanes 1: one lane walks each sequence. Two shapes by how many sequences (so chains of
-# tiles) the launch has: the long one from `from_sequences`.
+# tiles) the launch has: the long one from `from_sequences`. Both poll by strong loads: a lane's
+# first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
+# longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
 _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
                             "fourteenth session (P109: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
                             "-b-, -c-, and their JSON)")
