@@ -6,9 +6,10 @@
 //
 // A tile is 32 neighbouring sequences (one group) over WARPS * ITEMS consecutive steps (one chunk
 // of the time axis). Lane l of every warp holds sequence l of the group; warp w holds its ITEMS
-// steps w * ITEMS .. in registers, so a warp's load or store of one step is one row of 32
-// neighbouring sequences: coalesced wherever the innermost batch axis is contiguous (any layout is
-// correct, only slower). Where each tile, lane and step is, and where a lane's descriptors live,
+// steps w * ITEMS .., the first REGISTER_ITEMS in registers and the rest in shared memory, copied
+// there by cp.async (more bytes in flight than registers alone allow), so a warp's load or store of
+// one step is one row of 32 neighbouring sequences: coalesced wherever the innermost batch axis is
+// contiguous (any layout is correct, only slower). Where each tile, lane and step is, and where a lane's descriptors live,
 // is columns_lookback_index.cuh's, which the CPU mirror builds too. Then:
 //   1 each thread composes its steps' maps; warp 0 composes the warps' maps per lane (the tile's
 //     aggregate for that lane's sequence), publishes it, and looks back along its sequence for
@@ -22,25 +23,37 @@
 // chain), so the output is bitwise identical from run to run.
 //
 // Template parameters (rtscan/tuning.py): BLOCK_THREADS (a multiple of 32), ITEMS (steps a thread
-// holds), MIN_BLOCKS (__launch_bounds__), LOOKBACK_DEPTH (predecessors a lane reads per round),
-// ATOMIC_POLLS (tile_state.cuh's poll_relaxed_gpu). Launch: one block per tile, tiles_per_seq
-// chunks times ceil(num_seqs / 32) groups; the workspace holds 32 entries per tile.
+// holds), REGISTER_ITEMS (of them, how many in registers), MIN_BLOCKS (__launch_bounds__),
+// LOOKBACK_DEPTH (predecessors a lane reads per round), ATOMIC_POLLS (tile_state.cuh's
+// poll_relaxed_gpu). Launch: one block per tile, tiles_per_seq chunks times ceil(num_seqs / 32)
+// groups, 2 * BLOCK_THREADS * (ITEMS - REGISTER_ITEMS) * 4 bytes of dynamic shared memory; the
+// workspace holds 32 entries per tile.
 #include "affine.cuh"
 #include "columns_lookback_index.cuh"
 #include "lane_lookback.cuh"
 #include "seq_layout.cuh"
+#include "staging.cuh"
 #include "tile_state.cuh"
 
 namespace rtscan {
 
-template <int BLOCK_THREADS, int ITEMS, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS>
+template <int BLOCK_THREADS, int ITEMS, int REGISTER_ITEMS, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
                       const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
                       long long num_tiles) {
     static_assert(BLOCK_THREADS % WARP_SIZE == 0 && BLOCK_THREADS <= 1024, "whole warps, at most 1024 threads");
     static_assert(ITEMS >= 1 && LOOKBACK_DEPTH >= 1, "a step a thread, a predecessor a round");
+    static_assert(1 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold a thread's first steps");
     constexpr int WARPS = BLOCK_THREADS / WARP_SIZE;
+    constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;
+    // A thread's steps past its first REGISTER_ITEMS wait in dynamic shared memory (the launch
+    // passes 2 * BLOCK_THREADS * STAGED_ITEMS * 4 bytes), staged step j of thread x at
+    // j * BLOCK_THREADS + x: a warp's copies of one step are 32 neighbouring words.
+    extern __shared__ float staged_storage[];
+    float* staged_a = staged_storage;
+    float* staged_b = staged_storage + BLOCK_THREADS * STAGED_ITEMS;
+    auto staged_slot = [&](int i) { return (i - REGISTER_ITEMS) * BLOCK_THREADS + int(threadIdx.x); };
     __shared__ long long shared_ticket;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> warp_maps[WARPS][WARP_SIZE];
@@ -67,16 +80,32 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     const long long first = lane_first_step<ITEMS, WARPS>(chunk, warp);
     const int count = has_seq && first < layout.length ? int(min((long long)ITEMS, layout.length - first)) : 0;
 
-    // All of a thread's loads are issued before any is used.
-    Affine<float> held[ITEMS];
+    // All of a thread's loads are issued before any is used: the staged steps' copies first, then
+    // the registers' loads.
+    const long long first_offset = in_offset + first * layout.in_time_stride;
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) {
+    for (int i = REGISTER_ITEMS; i < ITEMS; ++i) {
+        stage_steps<1>(staged_a + staged_slot(i), a + first_offset, layout.in_time_stride, i, count);
+        stage_steps<1>(staged_b + staged_slot(i), b + first_offset, layout.in_time_stride, i, count);
+    }
+    Affine<float> held[REGISTER_ITEMS];
+#pragma unroll
+    for (int i = 0; i < REGISTER_ITEMS; ++i) {
         const long long offset = in_offset + (first + i) * layout.in_time_stride;
         held[i] = i < count ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)} : affine_identity<float>();
     }
+    // Step i's map, from registers or from its staged slot (the identity past the sequence's end).
+    auto step_map = [&](int i) {
+        if (i < REGISTER_ITEMS) return held[i < REGISTER_ITEMS ? i : 0];
+        return i < count ? Affine<float>{staged_a[staged_slot(i)], staged_b[staged_slot(i)]}
+                         : affine_identity<float>();
+    };
     Affine<float> running = affine_identity<float>();
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) running = compose(held[i], running);
+    for (int i = 0; i < REGISTER_ITEMS; ++i) running = compose(held[i], running);
+    wait_for_staged_steps();  // each thread reads back only the slots it copied
+#pragma unroll
+    for (int i = REGISTER_ITEMS; i < ITEMS; ++i) running = compose(step_map(i), running);
     warp_maps[warp][lane] = running;
     __syncthreads();
 
@@ -106,7 +135,7 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
         if (i < count) {
-            state = apply(held[i], state);
+            state = apply(step_map(i), state);
             out[out_offset + (first + i) * layout.out_time_stride] = state;
         }
     }

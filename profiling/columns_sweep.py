@@ -6,10 +6,10 @@ rule for taking them.
 A row is either SxL, S sequences of L steps laid out (L, S) and scanned along dim 0 (time stride
 S), or BxLxD, a (B, L, D) array scanned along dim 1 (B x D sequences, time stride D, neighbouring
 sequences D-contiguous). For every candidate shape (BLOCKxITEMSbMIN_BLOCKS, and for columns_lookback
-a depth: BLOCKxITEMSbMIN_BLOCKSdDEPTH, with a1 after it for atomic polls; columns: BLOCK
-neighbouring sequences a block, a chunk of BLOCK x ITEMS steps; columns_lookback: BLOCK threads, 32
-sequences a tile over BLOCK / 32 x ITEMS steps, DEPTH predecessors a lane reads per round;
-MIN_BLOCKS for __launch_bounds__):
+BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1]; columns: BLOCK neighbouring sequences a block, a chunk of
+BLOCK x ITEMS steps; columns_lookback: BLOCK threads, 32 sequences a tile over BLOCK / 32 x ITEMS
+steps, REG of a thread's ITEMS in registers (default all) and the rest staged in shared memory,
+DEPTH predecessors a lane reads per round, a1 for atomic polls; MIN_BLOCKS for __launch_bounds__):
 the error against the float64 reference and whether two runs are bitwise equal, on one small
 time-major row, the blocks an SM holds, then every row timed as CUDA graph replays (as `python -m
 rtscan bench` times them). lookback_regs with its tuned shapes, and columns with its tuned shapes
@@ -44,34 +44,39 @@ DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
 DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
 CHECK_ROW = (96, 4000)  # sequences x steps of the correctness check: a partial block and a partial chunk
 VARIANTS = ("columns", "columns_lookback")
-_SHAPE = re.compile(r"^(\d+)x(\d+)b(\d+)(?:d(\d+)(a1)?)?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?b(\d+)(?:d(\d+)(a1)?)?$")
 
 
 def parse_shape(text: str, variant: str = "columns") -> dict:
     """'64x5b16' -> the fields of a columns tuning entry that the kernels take; for columns_lookback
-    '256x16b2d8', whose DEPTH (lookback_depth) the columns kernels do not take, and '256x16b2d8a1'
-    for its look-back polling by atomics (atomic_polls 1)."""
+    '256x16b2d8' (DEPTH, lookback_depth, which the columns kernels do not take; every item in
+    registers), '128x48r16b4d2' (REG of the items in registers, register_items, the rest staged in
+    shared memory) and '256x16b2d8a1' (the look-back polling by atomics, atomic_polls 1)."""
     match = _SHAPE.match(text.strip())
-    with_depth = variant == "columns_lookback"
-    if not match or (match.group(4) is not None) != with_depth:
-        form = "256x16b2d8 (BLOCKxITEMSbMIN_BLOCKSdDEPTH)" if with_depth else "64x5b16 (BLOCKxITEMSbMIN_BLOCKS)"
+    lookback = variant == "columns_lookback"
+    if not match or (match.group(5) is not None) != lookback or (match.group(3) is not None and not lookback):
+        form = ("256x16b2d8 or 128x48r16b4d2 (BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1])" if lookback
+                else "64x5b16 (BLOCKxITEMSbMIN_BLOCKS)")
         raise ValueError(f"a {variant} shape must look like {form}, got {text!r}")
-    block, items, min_blocks = (int(x) for x in match.groups()[:3])
+    block, items, min_blocks = int(match.group(1)), int(match.group(2)), int(match.group(4))
     if block % 32 or items < 1 or min_blocks < 1:
         raise ValueError(f"{text!r}: BLOCK must be a multiple of 32, ITEMS and MIN_BLOCKS at least 1")
     fields = {"block_threads": block, "items": items, "min_blocks": min_blocks}
-    if with_depth:
-        if int(match.group(4)) < 1:
-            raise ValueError(f"{text!r}: DEPTH must be at least 1")
-        fields["lookback_depth"] = int(match.group(4))
-        fields["atomic_polls"] = int(match.group(5) is not None)
+    if lookback:
+        registers = int(match.group(3)) if match.group(3) is not None else items
+        if int(match.group(5)) < 1 or not 1 <= registers <= items:
+            raise ValueError(f"{text!r}: DEPTH must be at least 1, REG between 1 and ITEMS")
+        fields.update(register_items=registers, lookback_depth=int(match.group(5)),
+                      atomic_polls=int(match.group(6) is not None))
     return fields
 
 
 def shape_text(fields: dict) -> str:
+    staged = "register_items" in fields and fields["register_items"] != fields["items"]
+    registers = f"r{fields['register_items']}" if staged else ""
     depth = f"d{fields['lookback_depth']}" if "lookback_depth" in fields else ""
     polls = "a1" if fields.get("atomic_polls") else ""
-    return f"{fields['block_threads']}x{fields['items']}b{fields['min_blocks']}{depth}{polls}"
+    return f"{fields['block_threads']}x{fields['items']}{registers}b{fields['min_blocks']}{depth}{polls}"
 
 
 def parse_row(text: str) -> tuple[tuple[int, ...], int]:

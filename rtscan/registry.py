@@ -286,12 +286,12 @@ VARIANTS["columns_lookback"] = Variant(
     source="columns_lookback.cu",
     template="rtscan::columns_lookback_scan",
     description="single-pass decoupled look-back with lanes across sequences, for time-major batches: a tile "
-                "takes 32 neighbouring sequences over one chunk of steps, held in registers, each warp a part of "
-                "the chunk; each lane of the look-back warp walks back along its own sequence",
+                "takes 32 neighbouring sequences over one chunk of steps, held in registers and shared memory, each "
+                "warp a part of the chunk; each lane of the look-back warp walks back along its own sequence",
     passes=1,
     table=tuning.COLUMNS_LOOKBACK,
-    arguments=("block_threads", "items", "min_blocks", "lookback_depth", "atomic_polls"),
-    dynamic_shared=no_dynamic_shared,
+    arguments=("block_threads", "items", "register_items", "min_blocks", "lookback_depth", "atomic_polls"),
+    dynamic_shared=staged_tile_bytes,
     vector_steps=False,
     sequences_per_tile=32,
 )

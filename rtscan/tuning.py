@@ -157,16 +157,17 @@ _COLUMNS_LONG = dict(_COLUMNS_SHORT, carry_threads=256, carry_items=8, from_leng
                             "0.52. 71 registers at one block an SM, no spills (ptxas, sm_90)")
 COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT}}
 # The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of 32 sequences over
-# (block_threads / 32) x items steps, held in registers; lookback_depth predecessors a lane reads per
-# round; walk_lanes 1: one lane walks each sequence. Two shapes by how many sequences (so chains of
-# tiles) the launch has: the long one from `from_sequences`. Both poll by strong loads: a lane's
+# (block_threads / 32) x items steps, register_items of a thread's in registers and the rest staged
+# in shared memory; lookback_depth predecessors a lane reads per round; walk_lanes 1: one lane walks
+# each sequence. Two shapes by how many sequences (so chains of tiles) the launch has: the long one
+# from `from_sequences`. Both poll by strong loads: a lane's
 # first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
 # longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
 _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
                             "fourteenth session (P109: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
                             "-b-, -c-, and their JSON)")
 _COLUMNS_LOOKBACK_SHORT = {
-    "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 2, "register_items": 0,
+    "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 2, "register_items": 32,
     "walk_lanes": 1, "segment_tiles": 1,
     "source": f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 18 shapes on time-major rows of 64-1024 sequences: 1024 x "
               "16384 0.695/0.686 of copy, 256 x 65536 0.613, 64 x 262144 0.511/0.511; 128 x 32 at four blocks "

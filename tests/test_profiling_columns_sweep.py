@@ -21,20 +21,24 @@ def test_a_shape_names_block_items_and_min_blocks(columns_sweep):
 
 def test_a_columns_lookback_shape_also_names_its_depth(columns_sweep):
     assert columns_sweep.parse_shape("256x16b2d8", "columns_lookback") == {
-        "block_threads": 256, "items": 16, "min_blocks": 2, "lookback_depth": 8, "atomic_polls": 0}
+        "block_threads": 256, "items": 16, "min_blocks": 2, "register_items": 16, "lookback_depth": 8,
+        "atomic_polls": 0}
+    staged = columns_sweep.parse_shape("128x48r16b4d2", "columns_lookback")
+    assert (staged["items"], staged["register_items"]) == (48, 16)
+    assert columns_sweep.shape_text(staged) == "128x48r16b4d2"
     assert columns_sweep.parse_shape("256x16b2d8a1", "columns_lookback")["atomic_polls"] == 1
     assert columns_sweep.shape_text(columns_sweep.parse_shape("256x16b2d8a1", "columns_lookback")) == "256x16b2d8a1"
     assert columns_sweep.shape_text(columns_sweep.parse_shape("256x16b2d8", "columns_lookback")) == "256x16b2d8"
     assert columns_sweep.shape_text(columns_sweep.parse_shape("64x5b16")) == "64x5b16"
 
 
-@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1", "64x5b16d8", "64x5b16d8a1"])
+@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1", "64x5b16d8", "64x5b16d8a1", "64x5r2b16"])
 def test_a_shape_the_kernels_cannot_take_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text)
 
 
-@pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8", "256x16b2d8a0"])
+@pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8", "256x16b2d8a0", "256x16r0b2d8", "256x16r17b2d8"])
 def test_a_columns_lookback_shape_without_its_depth_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text, "columns_lookback")

@@ -155,10 +155,8 @@ FIXED_BY_THE_KERNEL = {
     "three_pass": NO_LOOKBACK,
     "three_pass_reduce": NO_LOOKBACK,
     "columns": dict(NO_LOOKBACK, vec=1),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
-    # one step a load, each lane walking its own sequence one level over tiles; every item is held in
-    # registers, and lookback.cu's split between registers and shared memory (register_items) does not apply
-    "columns_lookback": {"vec": 1, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
-                         **CARRY_FIELDS},
+    # one step a load, each lane walking its own sequence one level over tiles
+    "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, **CARRY_FIELDS},
 }
 
 
