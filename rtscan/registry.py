@@ -310,12 +310,11 @@ AUTO_VARIANTS = (AUTO, AUTO_TIME_MAJOR, AUTO_MANY_TIME_MAJOR)
 # 0.39 against 0.16; (B, L, 16) along L at 0.44-0.51 against 0.15 (P101).
 COLUMNS_FROM_SEQUENCES = 8
 # The fewest sequences (in all, not only side by side) for which auto takes columns_lookback over
-# columns: 32 of them make a tile, and with few such groups too many tiles of one sequence are in
-# flight at once for each lane's look-back to keep pace. On an H200 (P109, columns_sweep.py: results/
-# h200/p109-sweep-c-2026-11-30-14.txt) 256 time-major sequences ran at 0.613 of copy against
-# columns' 0.510, 1024 at 0.69 against 0.51; 64 at 0.511 against 0.507, and on a one-wave row
-# (64 x 65536) 0.42 against 0.45-0.47.
-COLUMNS_LOOKBACK_FROM_SEQUENCES = 256
+# columns: 32 of them make a tile, and with fewer the tiles of a sequence in flight at once are too
+# many for each lane's look-back to keep pace. On an H200 (P112, columns_sweep.py: results/h200/
+# p112-staged-b-2026-11-30-14.txt) 32 time-major sequences ran at 0.562 of copy against columns'
+# 0.511, 64 at 0.598-0.610 against 0.44-0.52, 1024 at 0.72 against 0.51; 16 at 0.369 against 0.388.
+COLUMNS_LOOKBACK_FROM_SEQUENCES = 32
 
 
 def columns_suits(layout) -> bool:

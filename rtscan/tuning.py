@@ -164,20 +164,23 @@ COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT
 # first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
 # longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
 _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
-                            "fourteenth session (P109: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
-                            "-b-, -c-, and their JSON)")
+                            "fourteenth session (P109, P112: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
+                            "-b-, -c-, p112-staged-2026-11-30-14.txt, -b-, and their JSON)")
 _COLUMNS_LOOKBACK_SHORT = {
-    "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 2, "register_items": 32,
+    "block_threads": 512, "items": 64, "register_items": 32, "min_blocks": 1, "lookback_depth": 2,
     "walk_lanes": 1, "segment_tiles": 1,
-    "source": f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 18 shapes on time-major rows of 64-1024 sequences: 1024 x "
-              "16384 0.695/0.686 of copy, 256 x 65536 0.613, 64 x 262144 0.511/0.511; 128 x 32 at four blocks "
-              "an SM 0.652-0.658, 0.564 and 0.366 there. 128 registers, no spills (ptxas, sm_90)"}
+    "source": f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 28 shapes on time-major rows of 32-1024 sequences (P112's second "
+              "sweep): 32 x 524288 0.562 of copy, 64 x 65536 0.598, 64 x 262144 0.610, 256 x 65536 0.656, 1024 x "
+              "16384 0.720 (columns 0.51, 0.44, 0.52, 0.50, 0.51; the register-only 256 x 32 0.52 and 0.61-0.69 "
+              "on the rows it ran); 1024-step tiles keep few tiles of each chain in flight. 128 registers, no "
+              "spills (ptxas, sm_90)"}
 _COLUMNS_LOOKBACK_LONG = dict(
-    _COLUMNS_LOOKBACK_SHORT, block_threads=128, min_blocks=4, from_sequences=2048,
-    source=f"{_COLUMNS_LOOKBACK_SWEEPS}: best or within 2 % of the best (128 x 32 at depth 1) of 18 shapes on "
-           "rows of 4096 sequences: time-major 4096 x 16384 0.789/0.792 of copy (256 x 32: 0.745/0.740), "
-           "(8, 4096, 512) along L 0.719/0.714 (0.680/0.685), (2, 8192, 2048) 0.769 (0.722); from 2048 "
-           "sequences, between the 1024 measured (where 256 x 32 won) and 4096. No spills (ptxas, sm_90)")
+    _COLUMNS_LOOKBACK_SHORT, block_threads=128, items=48, register_items=16, min_blocks=5, lookback_depth=1,
+    from_sequences=2048,
+    source=f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 28 shapes on rows of 4096 sequences: time-major 4096 x 16384 "
+           "0.855 of copy (depth 2: 0.844; the register-only 128 x 32 0.815; 512 x 64 0.708), (2, 8192, 2048) along "
+           "L 0.834 (0.824, 0.788, 0.717); from 2048 sequences, between the 1024 measured (where 512 x 64 won, "
+           "0.720 against 0.714) and 4096. 92 registers, no spills (ptxas, sm_90)")
 COLUMNS_LOOKBACK = {
     ("sm_80", "float32"): {kind: dict(_COLUMNS_LOOKBACK_SHORT, source="not measured on sm_80: sm_90's short shape")
                            for kind in ("long", "short")},

@@ -120,10 +120,10 @@ def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
 
 def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_sequence(recorder):
     variant = registry.resolve("columns_lookback")
-    shape = variant.launch_shape("sm_90", "float32", 1, 1000, 100)
+    shape = variant.launch_shape("sm_90", "float32", 1, 5000, 100)
     steps = shape.tile // variant.sequences_per_tile  # a tile's steps of each of its 32 sequences
-    launch("columns_lookback", (100, 1000))
-    chunks = -(-1000 // steps)
+    launch("columns_lookback", (100, 5000))
+    chunks = -(-5000 // steps)
     assert chunks > 1
     (launched,) = [event for event in recorder.events if event[0] == "launch"]
     assert launched[2:4] == (4 * chunks, shape.threads)  # 100 sequences: four groups of 32
@@ -132,15 +132,16 @@ def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_
 
 
 @pytest.mark.parametrize("shape,dim,reverse,expected", [
-    ((1000, 64), 0, False, "columns"),        # time-major, 64 sequences
-    ((1000, 64), 0, True, "columns"),         # the same reversed (time stride -64)
-    ((3, 500, 16), 1, False, "columns"),      # (B, L, D) along L, D = 16: 48 sequences
+    ((1000, 64), 0, False, "columns_lookback"),  # time-major, 64 sequences
+    ((1000, 64), 0, True, "columns_lookback"),   # the same reversed (time stride -64)
+    ((3, 500, 16), 1, False, "columns_lookback"),  # (B, L, D) along L, D = 16: 48 sequences
+    ((1000, 16), 0, False, "columns"),        # below columns_lookback's 32 sequences
     ((1000, 8), 0, False, "columns"),
     ((1000, 4), 0, False, "lookback_regs"),   # too few neighbours
     ((3, 500, 7), 1, False, "lookback_regs"),
     ((64, 1000), 1, False, "lookback_regs"),  # contiguous sequences
     ((64, 1000), 0, False, "columns_lookback"),  # the same array along dim 0: 1000 sequences of 64 steps
-    ((64, 255), 0, False, "columns"),          # one sequence short of columns_lookback's 256
+    ((64, 31), 0, False, "columns"),           # one sequence short of columns_lookback's 32
 ])
 def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse, expected):
     va, vb, vout = views(shape)
@@ -153,7 +154,7 @@ def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse
 
 
 def test_auto_sees_a_replaced_columns_entry(recorder, monkeypatch):
-    va, vb, vout = views((1000, 64))
+    va, vb, vout = views((1000, 16))  # 16 time-major sequences: columns
     _scan._launch(None, va, vb, None, vout, 0, False, 5)
     first = recorder.shape
     table = registry.VARIANTS["columns"].table

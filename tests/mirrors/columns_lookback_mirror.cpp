@@ -146,12 +146,13 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
 
 }  // namespace
 
-// Launch shapes the tests use (block threads, items, depth): 0 and 1 are the tuning table's sm_90
-// shapes, 256 x 32 and 128 x 32 at depth 2; 2-4 have chunks of 4, 9 and 5 steps, so short inputs
-// take many chunks and the look-back many windows, at depths 1, 3 and 2.
+// Launch shapes the tests use (block threads, items, depth; where a thread's steps wait, registers
+// or shared memory, changes no bit): 0 and 1 are the tuning table's sm_90 shapes, 512 x 64 at depth
+// 2 and 128 x 48 at depth 1; 2-4 have chunks of 4, 9 and 5 steps, so short inputs take many chunks
+// and the look-back many windows, at depths 1, 3 and 2.
 #define RTSCAN_COLUMNS_LOOKBACK_SHAPES(X) \
-    X(0, 256, 32, 2)                      \
-    X(1, 128, 32, 2)                      \
+    X(0, 512, 64, 2)                      \
+    X(1, 128, 48, 1)                      \
     X(2, 64, 2, 1)                        \
     X(3, 96, 3, 3)                        \
     X(4, 32, 5, 2)
