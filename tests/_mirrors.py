@@ -9,6 +9,7 @@ launch shapes its mirror is built for.
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -178,3 +179,25 @@ def assert_twin_caught(build, twin, mutation, cases, directory, other_problems=l
     rng = np.random.default_rng()
     caught = bool(other_problems(mirror)) or any(check_case(mirror, rng, case) for case in cases)
     assert caught, f"broken twin {twin} passed every check: the mirror tests cannot see this mistake"
+
+
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
+# The parameters of every single-pass kernel (lookback_scan's, rtscan/_scan.py's _LookbackArguments).
+SINGLE_PASS_SIGNATURE = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::TileWorkspace, "
+                         "long long, long long")
+
+
+def assert_spill_free(arch: str, source: str, expressions, directory: Path,
+                      signature: str = SINGLE_PASS_SIGNATURE) -> None:
+    """ptxas (through nvcc) compiles each instantiation of kernels_cu/`source` for `arch` without
+    local-memory spills."""
+    wrapper = directory / "instantiate.cu"
+    wrapper.write_text(f'#include "{source}"\n' + "".join(
+        f"template __global__ void {expression}({signature});\n" for expression in expressions))
+    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
+                             "--resource-usage", "-o", str(directory / "out.cubin"), str(wrapper)],
+                            check=True, capture_output=True, text=True)
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", result.stdout + result.stderr)
+    assert len(spills) == len(expressions), result.stdout + result.stderr
+    assert all(stores == "0" and loads == "0" for stores, loads in spills), result.stdout + result.stderr

@@ -16,16 +16,13 @@ C++ compiler from the kernel's own headers, and its broken twins; ptxas on the k
 from __future__ import annotations
 
 import functools
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
 import _mirrors
 from _mirrors import needs_compiler
-from rtscan import _compile, registry
+from rtscan import registry
 
 # Launch shapes compiled into the mirror (RTSCAN_COLUMNS_LOOKBACK_SHAPES): id -> (block threads,
 # items, lookback depth); how many of a thread's items wait in registers changes no bit.
@@ -123,27 +120,14 @@ def test_the_tuned_shapes_are_built_into_the_mirror():
             assert (shape.block_threads, shape.items, shape.lookback_depth) in SHAPES.values(), (arch, shape)
 
 
-NVCC = shutil.which("nvcc")
-
-
 # sm_100, which runs sm_90's entry untuned, spills 4 bytes in both of its shapes (ptxas 13.0).
-@pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
+@_mirrors.needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 def test_registered_shapes_do_not_spill(arch, tmp_path):
     """The claims in rtscan/tuning.py: every shape of the table for this architecture, spill-free."""
     variant = registry.resolve("columns_lookback")
-    expressions = variant.expressions(variant.launch_shapes(arch, "float32"))
-    signature = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::TileWorkspace, "
-                 "long long, long long")
-    wrapper = tmp_path / "instantiate.cu"
-    wrapper.write_text(f'#include "{variant.source}"\n' + "".join(
-        f"template __global__ void {expression}({signature});\n" for expression in expressions))
-    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
-                             "--resource-usage", "-o", str(tmp_path / "out.cubin"), str(wrapper)],
-                            check=True, capture_output=True, text=True)
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", result.stdout + result.stderr)
-    assert len(spills) == len(expressions), result.stdout + result.stderr
-    assert all(stores == "0" and loads == "0" for stores, loads in spills), result.stdout + result.stderr
+    _mirrors.assert_spill_free(arch, variant.source, variant.expressions(variant.launch_shapes(arch, "float32")),
+                               tmp_path)
 
 
 @pytest.mark.gpu

@@ -16,9 +16,6 @@ headers, the mirror's broken twins, and NVRTC compiling the kernel.
 from __future__ import annotations
 
 import functools
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -175,24 +172,12 @@ def test_nvrtc_compiles_the_kernel(arch):
         assert perturbed.cubin != module.cubin
 
 
-NVCC = shutil.which("nvcc")
-
-
-@pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
+@_mirrors.needs_nvcc
 @pytest.mark.parametrize("arch", ARCHES)
 def test_recommended_shapes_do_not_spill(arch, tmp_path):
     """The register claim in hillis_steele.cu's header: these shapes fit without local memory."""
-    wrapper = tmp_path / "instantiate.cu"
-    signature = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::TileWorkspace, "
-                 "long long, long long")
-    wrapper.write_text('#include "hillis_steele.cu"\n' + "".join(
-        f"template __global__ void {name_expression(shape)}({signature});\n" for shape in SPILL_FREE_SHAPES))
-    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
-                             "--resource-usage", "-o", str(tmp_path / "out.cubin"), str(wrapper)],
-                            check=True, capture_output=True, text=True)
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", result.stdout + result.stderr)
-    assert len(spills) == len(SPILL_FREE_SHAPES), result.stdout + result.stderr
-    assert all(stores == "0" and loads == "0" for stores, loads in spills), result.stdout + result.stderr
+    _mirrors.assert_spill_free(arch, "hillis_steele.cu", [name_expression(shape) for shape in SPILL_FREE_SHAPES],
+                               tmp_path)
 
 
 @pytest.mark.gpu
