@@ -17,9 +17,10 @@ namespace rtscan {
 
 // Called by one lane for its own sequence, independently of the other lanes (no shuffles, no
 // warp votes): returns the state just before the tile at `slot`, the `chunk`-th (> 0) of its
-// sequence. A window is DEPTH predecessors, read in one round (lane_lookback_distance). The nearest finished predecessor (inclusive published) and the aggregates of all
-// nearer ones give the carry. Chunk 0 of a sequence publishes only its inclusive, so a window that
-// reaches it waits there rather than passing the sequence's start; no read leaves the sequence.
+// sequence. A window is DEPTH predecessors, read in one round (lane_lookback_distance). The
+// nearest finished predecessor (inclusive published) and the aggregates of all nearer ones give
+// the carry. Chunk 0 of a sequence publishes only its inclusive, so a window that reaches it waits
+// there rather than passing the sequence's start; no read leaves the sequence.
 //
 // Determinism: the end states form one chain, inclusive[c] = fma(A[c], inclusive[c - 1], B[c]),
 // and the fold rebuilds exactly that chain from whichever finished predecessor it finds, one fma
