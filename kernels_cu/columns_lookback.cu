@@ -9,8 +9,8 @@
 // steps w * ITEMS .., the first REGISTER_ITEMS in registers and the rest in shared memory, copied
 // there by cp.async (more bytes in flight than registers alone allow), so a warp's load or store of
 // one step is one row of 32 neighbouring sequences: coalesced wherever the innermost batch axis is
-// contiguous (any layout is correct, only slower). Where each tile, lane and step is, and where a lane's descriptors live,
-// is columns_lookback_index.cuh's, which the CPU mirror builds too. Then:
+// contiguous (any layout is correct, only slower). Where each tile, lane and step is, and where a
+// lane's descriptors live, is columns_lookback_index.cuh's, which the CPU mirror builds too. Then:
 //   1 each thread composes its steps' maps; warp 0 composes the warps' maps per lane (the tile's
 //     aggregate for that lane's sequence), publishes it, and looks back along its sequence for
 //     the carry (chunk 0 takes h0 and publishes its end state at once);

@@ -32,14 +32,16 @@ def test_a_columns_lookback_shape_also_names_its_depth(columns_sweep):
     assert columns_sweep.shape_text(columns_sweep.parse_shape("64x5b16")) == "64x5b16"
 
 
-@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1", "64x5b16d8", "64x5b16d8a1", "64x5r2b16"])
+@pytest.mark.parametrize("text", ["64x5", "48x5b16", "64x0b16", "64x5b0", "64x5b16p1", "64x5b16d8", "64x5b16d8a1",
+                                  "64x5r2b16"])
 def test_a_shape_the_kernels_cannot_take_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text)
 
 
-@pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8", "256x16b2d8a0", "256x16r0b2d8", "256x16r17b2d8"])
-def test_a_columns_lookback_shape_without_its_depth_is_refused(columns_sweep, text):
+@pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8", "256x16b2d8a0", "256x16r0b2d8",
+                                  "256x16r17b2d8"])
+def test_a_columns_lookback_shape_it_cannot_take_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text, "columns_lookback")
 
