@@ -127,10 +127,10 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
 
     _driver.make_current(0)
     arch = _kernels.device_arch(0)
-    columns = registry.resolve(variant)
+    swept = registry.resolve(variant)
     key = (arch, "float32")
-    saved = columns.table.get(key)
-    base = tuning.lookup(columns.table, arch, "float32")
+    saved = swept.table.get(key)
+    base = tuning.lookup(swept.table, arch, "float32")
     candidates = [parse_shape(text, variant) for text in shape_texts]
     rows = [parse_row(text) for text in row_texts]
     stream = _driver.create_stream()
@@ -144,11 +144,11 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
     try:
         entries = {}  # text -> the candidate's tuning entry, for the rows
         for fields in candidates:
-            columns.table[key] = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
-            shape = columns.launch_shape(arch, "float32", 1, 1)
+            swept.table[key] = {kind: dict(base[kind], **fields, source="sweep candidate") for kind in base}
+            shape = swept.launch_shape(arch, "float32", 1, 1)
             described = {**fields, "text": shape_text(fields)}
             try:
-                kernels = _kernels.function(0, columns, shape)
+                kernels = _kernels.function(0, swept, shape)
                 kernels = kernels if isinstance(kernels, tuple) else (kernels,)  # one pass: one function
                 described["blocks_per_sm"] = [_driver.resident_blocks_per_sm(k, shape.threads, 0) for k in kernels]
                 described.update(check(variant, stream))
@@ -156,7 +156,7 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
                 described["error"] = str(error)
             result["shapes"].append(described)
             if "error" not in described:
-                entries[described["text"]] = columns.table[key]
+                entries[described["text"]] = swept.table[key]
             print(f"shape {described}", flush=True)
         names = baselines + [(variant, text) for text in entries]
         for text, (array_shape, dim) in zip(row_texts, rows):
@@ -169,7 +169,7 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
             times = {}
             for name, candidate in names:
                 if candidate is not None:
-                    columns.table[key] = entries[candidate]
+                    swept.table[key] = entries[candidate]
 
                 def one_scan():
                     rtscan.scan(a, b, dim=dim, out=out, variant=name, stream=stream)
@@ -186,7 +186,7 @@ def sweep(shape_texts: list[str], row_texts: list[str], variant: str = "columns"
             print(f"{text:>14} copy {copy:8.1f} us | {ratios}" + ("" if row["usable"] else
                                                                    f"  (copy moved {drift:.0%})"), flush=True)
     finally:
-        restore_entry(columns.table, key, saved)
+        restore_entry(swept.table, key, saved)
         _driver.destroy_stream(stream)
     result["clocks_after"] = _nvml.facts(0)
     return result

@@ -17,9 +17,6 @@ and ptxas on the kernels.
 from __future__ import annotations
 
 import functools
-import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -210,33 +207,17 @@ def test_nvrtc_compiles_three_pass_for_every_arch(arch):
             assert lowered.startswith("_Z") and lowered.encode() in module.cubin, f"{arch}: {expression} -> {lowered}"
 
 
-NVCC = shutil.which("nvcc")
+# Every pass of the three-pass forms takes these (three_pass.cu).
+THREE_PASS_SIGNATURE = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, "
+                        "rtscan::ThreePassScratch, long long, long long")
 
 
-def resource_usage(arch, source, expressions, directory):
-    """ptxas's (kernel, registers, spill store bytes, spill load bytes) for each instantiation."""
-    signature = ("const float*, const float*, float*, const float*, rtscan::SeqLayout, rtscan::ThreePassScratch, "
-                 "long long, long long")
-    wrapper = directory / "instantiate.cu"
-    wrapper.write_text(f'#include "{source}"\n' + "".join(
-        f"template __global__ void {expression}({signature});\n" for expression in expressions))
-    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
-                             "--resource-usage", "-o", str(directory / "out.cubin"), str(wrapper)],
-                            check=True, capture_output=True, text=True)
-    text = result.stdout + result.stderr
-    found = re.findall(r"Function properties for (\S+)\n.*?(\d+) bytes spill stores, (\d+) bytes spill loads"
-                       r".*?Used (\d+) registers", text, re.S)
-    return [(name, int(registers), int(stores), int(loads)) for name, stores, loads, registers in found], text
-
-
-@pytest.mark.skipif(NVCC is None, reason="nvcc (for ptxas --resource-usage) is not installed")
+@_mirrors.needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
 def test_registered_shapes_do_not_spill(arch, tmp_path):
     """The claims in rtscan/tuning.py: every pass of every form, 16-byte and scalar, spill-free."""
     for source, expressions in expressions_for(arch).items():
-        usage, text = resource_usage(arch, source, expressions, tmp_path)
-        assert len(usage) == len(expressions), text
-        assert all(stores == 0 and loads == 0 for _, _, stores, loads in usage), text
+        _mirrors.assert_spill_free(arch, source, expressions, tmp_path, THREE_PASS_SIGNATURE)
 
 
 @pytest.mark.gpu
