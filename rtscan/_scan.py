@@ -162,7 +162,8 @@ class _Prepared(NamedTuple):
     num_tiles: int
     threads: int                # of each block: shape.threads, a property, kept here off the per-call path
     shared_bytes: int           # dynamic shared memory of each launch
-    pass_blocks: tuple[tuple[int, int], ...]  # multi-pass: each pass's (threads, shared bytes), its own shape's
+    descriptors: int            # single-pass: the look-back workspace's entries (0: one tile a sequence, none)
+    pass_launches: tuple[tuple[int, int, int], ...]  # multi-pass: each pass's (grid, threads, shared bytes)
 
 
 # (variant, device, dtype, shape, strides of a and of out, axis, reverse, misalignment) ->
@@ -233,9 +234,14 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    pass_shapes = [kernel.shape_for(shape) for kernel in chosen.pass_kernels]
+    # Descriptors are read and written only when a sequence spans several tiles.
+    descriptors = num_tiles * chosen.sequences_per_tile if tiles_per_seq > 1 else 0
+    grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
+             "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
+    pass_launches = tuple((grids[kernel.grid], kernel.shape_for(shape).threads,
+                           chosen.shared_bytes(kernel.shape_for(shape))) for kernel in chosen.pass_kernels)
     prepared = _Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
-                         chosen.shared_bytes(shape), tuple((s.threads, chosen.shared_bytes(s)) for s in pass_shapes))
+                         chosen.shared_bytes(shape), descriptors, pass_launches)
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
@@ -298,9 +304,7 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
         return
     function = _kernels.function(device, chosen, prepared.shape)
-    # Descriptors are read and written only when a sequence spans several tiles.
-    workspace = _workspace.acquire(device, stream_handle, prepared.num_tiles * chosen.sequences_per_tile
-                                   if prepared.tiles_per_seq > 1 else 0)
+    workspace = _workspace.acquire(device, stream_handle, prepared.descriptors)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     block = _argument_block()
     block.fill(va, vb, vh0, vout, prepared, workspace)
@@ -331,13 +335,11 @@ def _launch_passes_locked(chosen, prepared, va, vb, vh0, vout, stream_handle):
         ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(num_tiles),
     )
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
-    grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
-             "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
-    for pass_kernel, kernel, (threads, shared_bytes) in zip(chosen.pass_kernels, kernels, prepared.pass_blocks):
+    for pass_kernel, kernel, (grid, threads, shared_bytes) in zip(chosen.pass_kernels, kernels,
+                                                                  prepared.pass_launches):
         _nvtx.push(pass_kernel.range_name)
         try:
-            _driver.launch(kernel, grids[pass_kernel.grid], threads, shared_bytes, stream_handle,
-                           ctypes.addressof(pointers))
+            _driver.launch(kernel, grid, threads, shared_bytes, stream_handle, ctypes.addressof(pointers))
         finally:
             _nvtx.pop()
 
