@@ -288,9 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         chosen = rtscan.registry.resolve(args.variant)
     except rtscan.InputError as error:
         parser.error(f"--variant: {error}")
+    if not chosen.vector_steps:  # lanes across sequences: their rows are time-major batches
+        parser.error(f"--variant: {chosen.name} is for time-major batches; profiling/columns_sweep.py sweeps it")
     if chosen.pass_kernels:  # their kernels load as a tuple, one per pass, and share one launch shape
-        parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants"
-                     + (" (columns has profiling/columns_sweep.py)" if chosen.name == "columns" else ""))
+        parser.error(f"--variant: {chosen.name} launches {chosen.passes} kernels; sweep.py times single-pass variants")
     if not rtscan.gpu_available():
         print("profiling/sweep.py needs a GPU; none is visible here", file=sys.stderr)
         return 2

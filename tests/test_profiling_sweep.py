@@ -108,11 +108,13 @@ def test_sequences_must_divide_every_size(sweep):
         sweep.main(["--shapes", "256x16", "--log2", "20", "--sequences", "3"])
 
 
-@pytest.mark.parametrize("variant", ["no_such_variant", "three_pass"])
-def test_variant_must_be_a_single_pass_one(sweep, variant, capsys):
+@pytest.mark.parametrize("variant", ["no_such_variant", "three_pass", "columns", "columns_lookback"])
+def test_variant_must_be_a_single_pass_one_over_contiguous_rows(sweep, variant, capsys):
     with pytest.raises(SystemExit):
         sweep.main(["--shapes", "256x16", "--log2", "20", "--variant", variant])
-    assert "--variant" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "--variant" in error
+    assert ("columns_sweep.py" in error) == variant.startswith("columns")
 
 
 def test_prefix_views_rows(sweep):
