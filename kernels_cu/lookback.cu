@@ -50,6 +50,9 @@
 //   ATOMIC_POLLS   1: the look-back polls by atomics, which leave the SM's copies at full rate;
 //                  0: by strong loads, quicker where the poll is the whole wait
 //                  (tile_state.cuh, poll_relaxed_gpu)
+//   CHUNKS_FIRST   1: tickets take chunk c of every sequence before chunk c + 1 of any, even where a
+//                  sequence's steps are adjacent (seq_layout.cuh, tile_of_ticket); 0: along each
+//                  sequence in turn there
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -64,7 +67,7 @@ namespace rtscan {
 constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0>
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -102,7 +105,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER);
+    const ClaimedTile claimed =
+        claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST == 1);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;

@@ -52,11 +52,14 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
 // the tiles in flight read one stretch of memory. Where they are strided, as in time-major batches
 // (a 32-byte sector then holds steps of up to 8 sequences), every sequence's chunk c comes before
 // any sequence's chunk c + 1: the tiles in flight are neighbouring sequences over the same steps,
-// which share their sectors through L2 instead of fetching them again later (P96). In both orders
-// every earlier tile of a sequence holds an earlier ticket, which is all the look-back's
+// which share their sectors through L2 instead of fetching them again later (P96). `chunks_first`
+// takes that order for adjacent steps too: a tile's predecessor was then drawn num_seqs tickets
+// earlier and has mostly finished, which the batch shape's short tiles need (P114-P116). In every
+// order each earlier tile of a sequence holds an earlier ticket, which is all the look-back's
 // forward-progress argument needs (tile_state.cuh).
-RTSCAN_HOST_DEVICE long long tile_of_ticket(const SeqLayout& layout, long long ticket, long long tiles_per_seq) {
-    if (layout.in_time_stride == 1 || layout.in_time_stride == -1) return ticket;
+RTSCAN_HOST_DEVICE long long tile_of_ticket(const SeqLayout& layout, long long ticket, long long tiles_per_seq,
+                                            bool chunks_first = false) {
+    if (!chunks_first && (layout.in_time_stride == 1 || layout.in_time_stride == -1)) return ticket;
     const long long chunk = ticket / layout.num_seqs;
     return (ticket - chunk * layout.num_seqs) * tiles_per_seq + chunk;
 }

@@ -406,7 +406,7 @@ constexpr unsigned STAGGER_NS = 4000;
 // still pays: without it 2^24-2^28 ran 2-5 % slower (P90, p90-ab-2026-11-30.txt).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
-                                                  bool stagger = false) {
+                                                  bool stagger = false, bool chunks_first = false) {
     if (threadIdx.x == 0) {
         if (stagger) {
             unsigned sm_count;
@@ -417,7 +417,7 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
         ClaimedTile claimed;
         long long ticket;
         draw_ticket(ws, num_tiles, ticket, claimed.generation);
-        claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq);
+        claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
         sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }

@@ -22,6 +22,7 @@ class LaunchShape:
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
     atomic_polls: int = 0  # 1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh)
+    chunks_first: int = 0  # 1: tickets take chunk c of every sequence first, contiguous rows too (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
 
@@ -46,7 +47,7 @@ class LaunchShape:
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
 LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
-                      "segment_tiles", "protocol_warp", "atomic_polls")
+                      "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first")
 
 
 def no_dynamic_shared(shape: LaunchShape) -> int:
@@ -66,8 +67,9 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 
 # The 16-byte shapes of a tuning entry for sequences that fill one of their tiles, tried in this
-# order: "large" (optional) for the largest launches, then "long" (tuning.py).
-LONG_KINDS = ("large", "long")
+# order: "batch" (optional) for batches of rows up to its `to_length`, "large" (optional) for the
+# largest launches, then "long" (tuning.py).
+LONG_KINDS = ("batch", "large", "long")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -94,8 +96,8 @@ def entry_shape(entry: dict, vec: int) -> LaunchShape:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
-                       entry.get("protocol_warp", 0), entry.get("atomic_polls", 0), entry.get("carry_threads", 0),
-                       entry.get("carry_items", 0))
+                       entry.get("protocol_warp", 0), entry.get("atomic_polls", 0), entry.get("chunks_first", 0),
+                       entry.get("carry_threads", 0), entry.get("carry_items", 0))
 
 
 @dataclass(frozen=True)
@@ -140,19 +142,20 @@ class Variant:
         return tiles_per_seq, tiles_per_seq * -(-num_seqs // self.sequences_per_tile)
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
-        """The shape for `num_seqs` sequences of `length` steps: on the 16-byte path, the large shape
-        (where the entry has one) and else the long shape, once a sequence fills one of its tiles
-        (fills_a_tile) and the launch holds at least its `from_total_steps`; for a variant without
-        16-byte steps, the long shape from its `from_length` steps a sequence and `from_sequences`
-        sequences; else the short shape (tuning.py says why)."""
+        """The shape for `num_seqs` sequences of `length` steps: the first of LONG_KINDS in the entry
+        whose bounds the launch is within (at least `from_total_steps` steps in all, `from_sequences`
+        sequences, at most `to_length` steps a sequence) and, on the 16-byte path, whose tile a
+        sequence fills (fills_a_tile), or for a variant without 16-byte steps, whose `from_length`
+        a sequence reaches; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         for kind in LONG_KINDS:
             fields = entry.get(kind)
-            if fields is None or num_seqs * length < fields.get("from_total_steps", 0):
+            if (fields is None or num_seqs * length < fields.get("from_total_steps", 0)
+                    or num_seqs < fields.get("from_sequences", 0) or length > fields.get("to_length", length)):
                 continue
             if not self.vector_steps:
-                if length >= fields.get("from_length", 0) and num_seqs >= fields.get("from_sequences", 0):
+                if length >= fields.get("from_length", 0):
                     return entry_shape(fields, 1)
             elif vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)

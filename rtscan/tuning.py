@@ -11,7 +11,7 @@ import re
 
 from .errors import UnsupportedError
 
-# (arch, dtype) -> two or three launch shapes of the `lookback_regs` kernel, each citing its evidence:
+# (arch, dtype) -> two to four launch shapes of the `lookback_regs` kernel, each citing its evidence:
 #   "long":  for sequences that fill a long tile (15/16 of one or more: registry.fills_a_tile) on
 #            the 16-byte path, in launches of at least `from_total_steps` steps (below that its
 #            few tiles leave SMs idle); holds as many tile bytes per SM as shared memory and
@@ -21,6 +21,11 @@ from .errors import UnsupportedError
 #            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
 #            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a
 #            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
+#   "batch": optional, tried first: for launches of at least `from_sequences` sequences of at most
+#            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
+#            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
+#            by chunk across the sequences ("chunks_first": 1, kernels_cu/seq_layout.cuh), so that a
+#            tile's predecessors were drawn num_seqs tickets earlier (P114-P116);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -42,6 +47,21 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
     },
     ("sm_90", "float32"): {
+        "batch": {
+            "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
+            "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "chunks_first": 1,
+            "from_total_steps": 1 << 23, "from_sequences": 2, "to_length": 1 << 18,
+            "source": "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
+                      "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
+                      "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "
+                      "in all, within 2 % of the large or long shape auto took (64 x 131072 0.705 against "
+                      "0.708, 4096 x 16384 0.870 against 0.886) and up to 30 % faster (512 x 32768 0.805 "
+                      "against 0.636, 1024 x 65536 0.867 against 0.696, 256 x 65536 0.806 against 0.657); "
+                      "rows of 2^19 steps and more keep the large shape (32 x 524288 0.747 against 0.753, "
+                      "64 x 1048576 0.849 against 0.888), launches of 2^22 the long one (64 x 65536 0.57 "
+                      "against 0.72). Chunks first (kernels_cu/seq_layout.cuh): +3-8 % on 256 sequences or "
+                      "fewer, -2.5 to +1 % on more",
+        },
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
             "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "from_total_steps": 1 << 24,

@@ -131,12 +131,12 @@ def length_id(length: int) -> str:
     return str(length)
 
 
-def without_large(monkeypatch, variant, arch: str) -> dict:
-    """Takes the large shape out of the tuning entry `variant` uses on `arch` for the rest of the
-    test, leaving its long and short shapes as they are; returns the entry as it was."""
+def without_kinds(monkeypatch, variant, arch: str, kinds: tuple[str, ...]) -> dict:
+    """Takes the shapes `kinds` ("batch", "large") out of the tuning entry `variant` uses on `arch`
+    for the rest of the test, leaving its other shapes as they are; returns the entry as it was."""
     from rtscan import tuning
 
     entry = tuning.lookup(variant.table, arch, "float32")
     key = next(k for k, e in variant.table.items() if e is entry)
-    monkeypatch.setitem(variant.table, key, {kind: shape for kind, shape in entry.items() if kind != "large"})
+    monkeypatch.setitem(variant.table, key, {kind: shape for kind, shape in entry.items() if kind not in kinds})
     return entry

@@ -93,9 +93,9 @@ def draw_h0(rng, shape, dim, exact):
 
 def launch_key(shape) -> tuple:
     """A lookback launch shape as the mirror's SHAPES name it: (block threads, items, vec, depth,
-    walk lanes, tiles per segment, protocol warp)."""
+    walk lanes, tiles per segment, protocol warp, chunks first)."""
     return (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes, shape.segment_tiles,
-            shape.protocol_warp)
+            shape.protocol_warp, shape.chunks_first)
 
 
 def built_shape_id(shapes: dict, wanted) -> int:

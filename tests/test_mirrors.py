@@ -23,13 +23,14 @@ from _mirrors import SEGMENT_TILES
 
 pytestmark = _mirrors.needs_compiler
 
-# Launch shapes compiled into the mirror (see rtscan_mirror_scan):
-# id -> (block_threads, items, vec, depth, walk lanes, tiles per segment, protocol warp)
-SHAPES = {0: (256, 16, 4, 1, 32, 32, 0), 1: (256, 16, 1, 1, 32, 32, 0), 2: (64, 8, 4, 2, 32, 32, 0),
-          3: (64, 8, 1, 4, 32, 32, 0), 4: (32, 2, 1, 2, 32, 32, 0), 5: (384, 44, 4, 1, 32, 32, 0),
-          6: (64, 1, 1, 1, 1, 1, 0), 7: (64, 1, 1, 2, 32, 1, 0), 8: (256, 1, 1, 1, 1, 1, 0), 9: (256, 1, 1, 1, 32, 1, 0),
-          10: (352, 56, 4, 1, 32, 32, 1), 11: (64, 8, 1, 2, 32, 32, 1), 12: (352, 48, 4, 1, 32, 32, 1),
-          13: (352, 56, 4, 1, 32, 1, 1)}
+# Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items,
+# vec, depth, walk lanes, tiles per segment, protocol warp, chunks first)
+SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2: (64, 8, 4, 2, 32, 32, 0, 0),
+          3: (64, 8, 1, 4, 32, 32, 0, 0), 4: (32, 2, 1, 2, 32, 32, 0, 0), 5: (384, 44, 4, 1, 32, 32, 0, 0),
+          6: (64, 1, 1, 1, 1, 1, 0, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0), 8: (256, 1, 1, 1, 1, 1, 0, 0),
+          9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
+          12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
+          15: (32, 2, 1, 2, 32, 32, 0, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -95,6 +96,11 @@ def cases():
         (12, (2 * tile_of(12) + 41,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
         (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
+        # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
+        # batches span dozens of segments, on two batch axes and in reverse
+        (14, (3, 2 * tile_of(14) + 37), -1, False, True),
+        (15, (3, 40 * segment_steps(15) + 3), -1, False, True),
+        (15, (2, 3, 3 * segment_steps(15) + 7), -1, True, False),
         (11, (3, 2 * small + 7, 2), 1, True, True),
         # the seed's one-level look-backs: serial (6) and warp (7) walks over 64-step tiles, a warp
         # window of 64 tiles crossed; the 256-step tiles of their tuning entries (8, 9)
@@ -118,31 +124,32 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
+    ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
     ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: large and long (16-byte path, long sequences), short (16-byte path,
-    sequences short of 15/16 of a long tile) and scalar (strided input), and the seed's one-level
-    look-backs. For the long shape the large one is taken out of the table, which leaves the
-    rest of the entry as tuned."""
-    from _gpu import without_large
+    the GPU's launch shapes: batch (two sequences, chunks first), large and long (16-byte path,
+    long sequences), short (16-byte path, sequences short of 15/16 of a long tile) and scalar
+    (strided input), and the seed's one-level look-backs. The shapes tried before the one tested
+    are taken out of the table, which leaves the rest of the entry as tuned."""
+    from _gpu import without_kinds
     from rtscan import _kernels, registry, tuning
 
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
-    if path == "large" and "large" not in tuning.lookup(variant.table, arch, "float32"):
-        pytest.skip(f"{name} has no large shape on {arch}")
-    if path != "large":
-        without_large(monkeypatch, variant, arch)
+    if path in ("batch", "large") and path not in tuning.lookup(variant.table, arch, "float32"):
+        pytest.skip(f"{name} has no {path} shape on {arch}")
+    without_kinds(monkeypatch, variant, arch, {"batch": (), "large": ("batch",)}.get(path, ("batch", "large")))
     vec = 1 if path == "scalar" else 4
-    long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
-    # Aligned rows must stay 16-byte aligned (a multiple of 4 steps), or rtscan takes VEC = 1.
     if path == "short":
+        long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
-    else:
-        length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, 1 << 40).tile, tiles, vec)
-    wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length))
+    else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
+        length, sequences = (1 << 17, 2) if path == "batch" else (1 << 40, 1)
+        length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
+    # assert_gpu_equals_mirror scans two sequences of `length`.
+    wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1)

@@ -92,8 +92,8 @@ def test_long_shapes_need_enough_steps_in_all():
     assert variant.launch_shape("sm_90", "float32", 4, 2**24 - 4) == long
     assert variant.launch_shape("sm_90", "float32", 4, 2**24) == large
     assert variant.launch_shape("sm_90", "float32", 4, 65536, num_seqs=64) == long
-    assert variant.launch_shape("sm_90", "float32", 4, large.tile, num_seqs=2**24 // large.tile + 1) == large
-    assert variant.launch_shape("sm_90", "float32", 4, long.tile, num_seqs=2**24 // long.tile + 1) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 2**19, num_seqs=32) == large  # rows past the batch shape's
+    assert variant.launch_shape("sm_90", "float32", 4, 2**19, num_seqs=16) == long
     assert variant.launch_shape("sm_90", "float32", 1, 2**28) == variant.launch_shape("sm_90", "float32", 1, 1)
 
 
@@ -102,10 +102,10 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     of sm_90's long tile and take it; 12288 (73 %) stay on the short shape."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
-    long = registry.entry_shape(entry["long"], 4)
+    large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
     short = variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=256) == long
-    assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=4096) == long  # not the large tile: 83 %
+    assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=4096) != large  # 83 % of the large tile
     assert variant.launch_shape("sm_90", "float32", 4, 12288, num_seqs=512) == short
     least = -(-15 * long.tile // 16)
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
@@ -113,10 +113,27 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
 
 
+def test_batches_of_rows_the_batch_shape_bounds_take_it():
+    """sm_90's batch shape (P114-P116): two sequences or more, of at most 2^18 steps each, from 2^23
+    steps in all; the launches on either side keep their shapes."""
+    variant = registry.resolve("auto")
+    entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
+    batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
+    assert batch.chunks_first == 1 and large.chunks_first == long.chunks_first == 0
+    for length, sequences in ((65536, 256), (16384, 4096), (32768, 2048), (131072, 64), (2**18, 64)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
+    assert variant.launch_shape("sm_90", "float32", 4, 65536, 64) == long  # 2^22 steps: one wave of long tiles
+    assert variant.launch_shape("sm_90", "float32", 4, 2**19, 64) == large  # rows past to_length
+    assert variant.launch_shape("sm_90", "float32", 4, 2**23, 1) == long  # one sequence
+    assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
+    assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
+    assert batch in variant.launch_shapes("sm_90", "float32")  # compiled at import
+
+
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
-            assert {"long", "short"} <= set(entry) <= {"large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
+            assert {"long", "short"} <= set(entry) <= {"batch", "large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
             for kind, shape in entry.items():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
@@ -144,19 +161,22 @@ CARRY_FIELDS = {"carry_threads": 0, "carry_items": 0}
 # segments of 32 tiles, tile_state.cuh, run by their warp 0: no protocol warp).
 # The three-pass kernels have no look-back: their placeholders say so (tuning.py).
 NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
-               "atomic_polls": 0}
+               "atomic_polls": 0, "chunks_first": 0}
 FIXED_BY_THE_KERNEL = {
     "lookback_serial": CARRY_FIELDS,
     "lookback_warp": CARRY_FIELDS,
     "lookback_regs": CARRY_FIELDS,
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0,
-                      **CARRY_FIELDS},
-    "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, **CARRY_FIELDS},
+                      "chunks_first": 0, **CARRY_FIELDS},
+    "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "chunks_first": 0,
+                 **CARRY_FIELDS},
     "three_pass": NO_LOOKBACK,
     "three_pass_reduce": NO_LOOKBACK,
     "columns": dict(NO_LOOKBACK, vec=1),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
-    # one step a load, each lane walking its own sequence one level over tiles
-    "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, **CARRY_FIELDS},
+    # one step a load, each lane walking its own sequence one level over tiles, tickets chunk by
+    # chunk over groups of lanes (columns_lookback_index.cuh), which the field does not choose
+    "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
+                         **CARRY_FIELDS},
 }
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from _gpu import (FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, cuda, guarded_out, lookback_group_tiles, regime,
-                  scan_and_check, torch, without_large)
+                  scan_and_check, torch, without_kinds)
 from rtscan import registry
 
 pytestmark = pytest.mark.gpu
@@ -73,13 +73,14 @@ def shadowed_long_lengths() -> list[int]:
 @pytest.mark.parametrize("length", shadowed_long_lengths())
 def test_long_shape_below_a_large_one(rng, monkeypatch, length, mode):
     """The tuned long shape runs launches between its own from_total_steps and the large shape's;
-    with every threshold lifted (conftest.py) the large shape takes its lengths, so here the large
-    shape is taken out of the table, which leaves the long one as tuned."""
+    with every threshold lifted (conftest.py) the large shape takes its lengths (and the batch shape
+    batches of rows it bounds), so here both are taken out of the table, which leaves the long one
+    as tuned."""
     from rtscan import _kernels
 
     variant, arch = registry.resolve("auto"), _kernels.device_arch(0)
     large = variant.launch_shape(arch, "float32", 4, 2**40)
-    if "large" not in without_large(monkeypatch, variant, arch):
+    if "large" not in without_kinds(monkeypatch, variant, arch, ("batch", "large")):
         pytest.skip(f"the tuning for {arch} has no large shape")
     assert variant.launch_shape(arch, "float32", 4, length) != large
     run(rng, variant.name, mode, length)

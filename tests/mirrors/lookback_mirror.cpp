@@ -23,7 +23,7 @@ Map exclusive_of(const Map (&inclusive)[WARP], int lane) {
 // PROTOCOL_WARP: the kernel's finish with a protocol warp (lookback.cu): each step's map is composed
 // onto its lane's chunk prefix during the wait, then applied to the warp's start state.
 template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES,
-          bool PROTOCOL_WARP = false>
+          bool PROTOCOL_WARP = false, bool CHUNKS_FIRST = false>
 void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                  double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
@@ -78,7 +78,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
                 }
         }
     };
-    run_launch<DEPTH, LANES, SEGMENT>(a, b, out, h0, layout, TILE, finished_probability, seed, block);
+    run_launch<DEPTH, LANES, SEGMENT, CHUNKS_FIRST>(a, b, out, h0, layout, TILE, finished_probability, seed, block);
 }
 
 }  // namespace
@@ -92,7 +92,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // the same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
 // sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
 // run past the sequence's end in the middle of a chunk). 12 is the sm_90 long shape, which has a
-// protocol warp too. 13 is the large shape with the one-level look-back over tiles (P48).
+// protocol warp too. 13 is the large shape with the one-level look-back over tiles (P48). 14 is the
+// sm_90 batch shape, whose tickets take chunk c of every sequence first; 15 the same order on tiny
+// tiles, so short batches span many segments.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -111,6 +113,12 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 11: mirror_scan<64, 8, 1, 2, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 12: mirror_scan<352, 48, 4, 1, 32, 32, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 13: mirror_scan<352, 56, 4, 1, 32, 1, true>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 14:
+            mirror_scan<256, 32, 4, 1, 32, 32, false, true>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 15:
+            mirror_scan<32, 2, 1, 2, 32, 32, false, true>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
         default: return 1;
     }
 }

@@ -213,12 +213,13 @@ struct TileSteps {
 };
 
 // One launch over `layout` in tiles of `tile_steps` steps. The tiles run in ticket order (the
-// kernels' tile_of_ticket), each to completion, which is one schedule the kernels allow: a tile run
+// kernels' tile_of_ticket, chunks first with CHUNKS_FIRST), each to completion, which is one schedule the kernels allow: a tile run
 // before a word it reads was published would read NaN. `block(steps, carry_into)` is the mirror's
 // block: it scans its tile, calls carry_into(tile map) for the state just before the tile
 // (tile_carry), and stores the states of the steps that exist. Each segment that publishes its end
 // state is seen finished with probability `finished_probability`, drawn from `seed`.
-template <int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES, typename Block>
+template <int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES, bool CHUNKS_FIRST = false,
+          typename Block>
 void run_launch(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                 int tile_steps, double finished_probability, std::uint64_t seed, Block block) {
     std::mt19937_64 random(seed);
@@ -230,7 +231,7 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
     Descriptors published(num_tiles);
 
     for (long long ticket = 0; ticket < num_tiles; ++ticket) {
-        const long long tile = rtscan::tile_of_ticket(layout, ticket, tiles_per_seq);
+        const long long tile = rtscan::tile_of_ticket(layout, ticket, tiles_per_seq, CHUNKS_FIRST);
         const long long seq = tile / tiles_per_seq, chunk = tile % tiles_per_seq;
         long long in_origin, out_origin;
         rtscan::sequence_origins(layout, seq, in_origin, out_origin);
