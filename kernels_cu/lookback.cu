@@ -105,8 +105,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    const ClaimedTile claimed =
-        claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST == 1);
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
