@@ -67,9 +67,9 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 
 # The 16-byte shapes of a tuning entry for sequences that fill one of their tiles, tried in this
-# order: "batch" (optional) for batches of rows up to its `to_length`, "large" (optional) for the
-# largest launches, then "long" (tuning.py).
-LONG_KINDS = ("batch", "large", "long")
+# order: "many" and "batch" (optional) for batches of rows up to their `to_length`, "large"
+# (optional) for the largest launches, then "long" (tuning.py).
+LONG_KINDS = ("many", "batch", "large", "long")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:

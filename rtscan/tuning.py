@@ -21,7 +21,9 @@ from .errors import UnsupportedError
 #            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
 #            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a
 #            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
-#   "batch": optional, tried first: for launches of at least `from_sequences` sequences of at most
+#   "many":  optional, tried first: as "batch" below, from more sequences, where the memory's
+#            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
+#   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
 #            by chunk across the sequences ("chunks_first": 1, kernels_cu/seq_layout.cuh), so that a
@@ -47,6 +49,16 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
     },
     ("sm_90", "float32"): {
+        "many": {
+            "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
+            "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1,
+            "from_total_steps": 1 << 23, "from_sequences": 2048, "to_length": 1 << 18,
+            "source": "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
+                      "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
+                      "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
+                      "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
+                      "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)",
+        },
         "batch": {
             "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
             "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "chunks_first": 1,

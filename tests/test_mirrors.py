@@ -30,7 +30,7 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2:
           6: (64, 1, 1, 1, 1, 1, 0, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0), 8: (256, 1, 1, 1, 1, 1, 0, 0),
           9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
           12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
-          15: (32, 2, 1, 2, 32, 32, 0, 1)}
+          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -99,6 +99,7 @@ def cases():
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
         (14, (3, 2 * tile_of(14) + 37), -1, False, True),
+        (16, (3, 2 * tile_of(16) + 37), -1, True, True),  # the sm_90 "many" shape: the batch tile in sequence order
         (15, (3, 40 * segment_steps(15) + 3), -1, False, True),
         (15, (2, 3, 3 * segment_steps(15) + 7), -1, True, False),
         (11, (3, 2 * small + 7, 2), 1, True, True),
@@ -124,31 +125,38 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
-    ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
+    ("lookback_regs", "many", 3), ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
     ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: batch (two sequences, chunks first), large and long (16-byte path,
-    long sequences), short (16-byte path, sequences short of 15/16 of a long tile) and scalar
-    (strided input), and the seed's one-level look-backs. The shapes tried before the one tested
-    are taken out of the table, which leaves the rest of the entry as tuned."""
+    the GPU's launch shapes: many and batch (two sequences: many's from_sequences is lowered to
+    two), large and long (16-byte path, long sequences), short (16-byte path, sequences short of
+    15/16 of a long tile) and scalar (strided input), and the seed's one-level look-backs. The
+    shapes tried before the one tested are taken out of the table, which leaves the rest of the
+    entry as tuned."""
     from _gpu import without_kinds
     from rtscan import _kernels, registry, tuning
 
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
-    if path in ("batch", "large") and path not in tuning.lookup(variant.table, arch, "float32"):
+    entry = tuning.lookup(variant.table, arch, "float32")
+    if path in ("many", "batch", "large") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
-    without_kinds(monkeypatch, variant, arch, {"batch": (), "large": ("batch",)}.get(path, ("batch", "large")))
+    tried_before = registry.LONG_KINDS[:registry.LONG_KINDS.index(path)] if path in registry.LONG_KINDS \
+        else registry.LONG_KINDS[:-1]
+    without_kinds(monkeypatch, variant, arch, tried_before)
+    if path == "many":
+        key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, arch, "float32"))
+        monkeypatch.setitem(variant.table, key, {**variant.table[key], "many": {**entry["many"], "from_sequences": 2}})
     vec = 1 if path == "scalar" else 4
     if path == "short":
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
-        length, sequences = (1 << 17, 2) if path == "batch" else (1 << 40, 1)
+        length, sequences = (1 << 17, 2) if path in ("many", "batch") else (1 << 40, 1)
         length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))

@@ -3,6 +3,8 @@ the nearest older architecture, and rtscan.variants()."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import rtscan
@@ -114,26 +116,30 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
-    """sm_90's batch shape (P114-P116): two sequences or more, of at most 2^18 steps each, from 2^23
-    steps in all; the launches on either side keep their shapes."""
+    """sm_90's batch shapes (P114-P119): two sequences or more (many: 2048 or more), of at most 2^18
+    steps each, from 2^23 steps in all; the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
     assert batch.chunks_first == 1 and large.chunks_first == long.chunks_first == 0
-    for length, sequences in ((65536, 256), (16384, 4096), (32768, 2048), (131072, 64), (2**18, 64)):
+    for length, sequences in ((65536, 256), (32768, 1024), (131072, 64), (2**18, 64), (8192, 2047)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
+    many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
+    assert dataclasses.replace(many, chunks_first=1) == batch
+    for length, sequences in ((16384, 4096), (32768, 2048), (2**18, 2048)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     assert variant.launch_shape("sm_90", "float32", 4, 65536, 64) == long  # 2^22 steps: one wave of long tiles
     assert variant.launch_shape("sm_90", "float32", 4, 2**19, 64) == large  # rows past to_length
     assert variant.launch_shape("sm_90", "float32", 4, 2**23, 1) == long  # one sequence
     assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
-    assert batch in variant.launch_shapes("sm_90", "float32")  # compiled at import
+    assert {batch, many} <= set(variant.launch_shapes("sm_90", "float32"))  # compiled at import
 
 
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
-            assert {"long", "short"} <= set(entry) <= {"batch", "large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
+            assert {"long", "short"} <= set(entry) <= {"many", "batch", "large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
             for kind, shape in entry.items():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
