@@ -42,6 +42,12 @@ _SHORT_SM90 = {
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
               "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt)",
 }
+# The tile of sm_90's many and batch shapes: 8192 steps, all staged in shared memory (three blocks
+# an SM fit), for batches of rows up to 2^18 steps from 2^23 steps in all.
+_BATCH_TILE_SM90 = {
+    "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
+    "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "from_total_steps": 1 << 23, "to_length": 1 << 18,
+}
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
         "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
@@ -49,31 +55,26 @@ LOOKBACK_REGS = {
         "short": dict(_SHORT_SM90, source="not measured on sm_80: copied from sm_90"),
     },
     ("sm_90", "float32"): {
-        "many": {
-            "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
-            "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1,
-            "from_total_steps": 1 << 23, "from_sequences": 2048, "to_length": 1 << 18,
-            "source": "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
-                      "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
-                      "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
-                      "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
-                      "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)",
-        },
-        "batch": {
-            "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
-            "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "chunks_first": 1,
-            "from_total_steps": 1 << 23, "from_sequences": 2, "to_length": 1 << 18,
-            "source": "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
-                      "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
-                      "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "
-                      "in all, within 2 % of the large or long shape auto took (64 x 131072 0.705 against "
-                      "0.708, 4096 x 16384 0.870 against 0.886) and up to 30 % faster (512 x 32768 0.805 "
-                      "against 0.636, 1024 x 65536 0.867 against 0.696, 256 x 65536 0.806 against 0.657); "
-                      "rows of 2^19 steps and more keep the large shape (32 x 524288 0.747 against 0.753, "
-                      "64 x 1048576 0.849 against 0.888), launches of 2^22 the long one (64 x 65536 0.57 "
-                      "against 0.72). Chunks first (kernels_cu/seq_layout.cuh): +3-8 % on 256 sequences or "
-                      "fewer, -2.5 to +1 % on more",
-        },
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
+            "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
+            "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
+            "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
+            "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
+            "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
+            "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
+            "0.865, 2048 x 32768 0.886 against 0.864")),
+        "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
+            "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
+            "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
+            "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "
+            "in all, within 2 % of the large or long shape auto took (64 x 131072 0.705 against "
+            "0.708, 4096 x 16384 0.870 against 0.886) and up to 30 % faster (512 x 32768 0.805 "
+            "against 0.636, 1024 x 65536 0.867 against 0.696, 256 x 65536 0.806 against 0.657); "
+            "rows of 2^19 steps and more keep the large shape (32 x 524288 0.747 against 0.753, "
+            "64 x 1048576 0.849 against 0.888), launches of 2^22 the long one (64 x 65536 0.57 "
+            "against 0.72). Chunks first (kernels_cu/seq_layout.cuh): +3-8 % on 256 sequences or "
+            "fewer, -2.5 to +1 % on more; auto's A/B (P117, results/h200/p117-batch-auto-2026-11-30-15.txt): "
+            "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663")),
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
             "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "from_total_steps": 1 << 24,
