@@ -4,6 +4,7 @@ the nearest older architecture, and rtscan.variants()."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -257,8 +258,8 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 
 def test_any_total_lifts_only_the_launch_thresholds():
-    """What the GPU tests and the sanitizer cases run: the large and long shapes from one of their
-    tiles on, whatever the launch's total; everything else as tuned."""
+    """What the GPU tests and the sanitizer cases run: the many, batch, large and long shapes from
+    one of their tiles on, whatever the launch's total; everything else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
@@ -267,6 +268,20 @@ def test_any_total_lifts_only_the_launch_thresholds():
     assert "from_total_steps" in entry["long"]  # the tuned entry itself is left alone
     for blelloch_entry in registry.resolve("blelloch").table.values():
         assert registry.any_total(blelloch_entry) == blelloch_entry
+
+
+@pytest.mark.parametrize("length,lifted,kind", [(60000, True, "batch"), (300000, True, "large"),
+                                               (5300000, True, "large"), (1048580, False, "long")])
+def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
+    """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, any_total where `lifted`)
+    run the shapes its comments name, so that a retune cannot quietly drop a shape from the tools."""
+    variant = registry.resolve("auto")
+    entry = tuning.lookup(variant.table, "sm_90", "float32")
+    table = {("sm_90", "float32"): registry.any_total(entry) if lifted else entry}
+    chosen = dataclasses.replace(variant, table=table).launch_shape("sm_90", "float32", 4, length, 2)
+    assert chosen == registry.entry_shape(entry[kind], 4)
+    case = f"lookback_regs {length} any_total" if lifted else f"for length in 4100 {length}; do"
+    assert case in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
 @pytest.mark.parametrize("shape,in_strides,out_strides,dim,expected", [
