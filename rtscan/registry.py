@@ -83,9 +83,9 @@ def fills_a_tile(length: int, tile: int) -> bool:
 
 
 def any_total(entry: dict) -> dict:
-    """A tuning entry whose many, batch, large and long shapes take any launch whose sequences fill their
-    tiles, within their other bounds (no `from_total_steps`): how the GPU tests and the sanitizer
-    cases reach them at small sizes."""
+    """A tuning entry whose many, batch, large and long shapes take any launch whose sequences
+    fill their tiles, within their other bounds (no `from_total_steps`): how the GPU tests and the
+    sanitizer cases reach them at small sizes."""
     return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
             if kind in LONG_KINDS else shape for kind, shape in entry.items()}
 
