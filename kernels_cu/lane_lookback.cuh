@@ -1,10 +1,11 @@
-// The decoupled look-back with one sequence a lane (columns_lookback.cu): a tile covers 32
-// neighbouring sequences, and lane l of its look-back warp walks back along sequence l alone.
+// The decoupled look-back with one sequence a lane (columns_lookback.cu): a tile covers SEQUENCES
+// neighbouring sequences, and lane l < SEQUENCES of its look-back warp walks back along sequence l
+// alone.
 //
 // Descriptors: one entry per (tile, lane) of tile_state.cuh's one-level arrays (inclusive,
 // aggregate_a, aggregate_b), placed by columns_lookback_index.cuh's lane_slot: a sequence's entry
-// for chunk c - d is predecessor_slot(its slot, d), and the 32 lanes' reads of one distance are
-// 32 neighbouring words. The words, their generation tags and the helpers that read and write them
+// for chunk c - d is predecessor_slot(its slot, d), and the lanes' reads of one distance are
+// neighbouring words. The words, their generation tags and the helpers that read and write them
 // are tile_state.cuh's, and its memory-ordering argument holds unchanged: every word is
 // self-describing, written once per launch, and trusted only with this launch's generation.
 #pragma once
@@ -25,7 +26,7 @@ namespace rtscan {
 // Determinism: the end states form one chain, inclusive[c] = fma(A[c], inclusive[c - 1], B[c]),
 // and the fold rebuilds exactly that chain from whichever finished predecessor it finds, one fma
 // per tile, nearest last. So the carry's bits do not depend on which predecessors were finished.
-template <int DEPTH, bool ATOMIC_POLLS>
+template <int DEPTH, int SEQUENCES, bool ATOMIC_POLLS>
 __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, long long slot, long long chunk,
                                                      unsigned generation) {
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
@@ -36,9 +37,9 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
 #pragma unroll
             for (int k = 0; k < DEPTH; ++k) {
                 const long long distance = lane_lookback_distance<DEPTH>(window, k);
-                seen[k] = distance <= chunk
-                              ? read_predecessor<ATOMIC_POLLS>(level, predecessor_slot(slot, distance), generation)
-                              : nothing;
+                seen[k] = distance <= chunk ? read_predecessor<ATOMIC_POLLS>(
+                                                  level, predecessor_slot<SEQUENCES>(slot, distance), generation)
+                                            : nothing;
             }
             first_finished = DEPTH;
 #pragma unroll
@@ -69,7 +70,7 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
 #pragma unroll
             for (int k = DEPTH - 1; k >= 0; --k) {
                 const PredecessorView view = read_predecessor<ATOMIC_POLLS>(
-                    level, predecessor_slot(slot, lane_lookback_distance<DEPTH>(nearer, k)), generation);
+                    level, predecessor_slot<SEQUENCES>(slot, lane_lookback_distance<DEPTH>(nearer, k)), generation);
                 state = apply(Affine<float>{view.a, view.b}, state);
             }
         }

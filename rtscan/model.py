@@ -46,7 +46,7 @@ def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, ite
     segments = num_seqs * -(-tiles_per_seq // shape.segment_tiles)
     if tiles_per_seq == 1:  # no look-back: only the ticket
         descriptors = tiles * WORD
-    elif variant.sequences_per_tile > 1:
+    elif shape.sequences_per_tile > 1:
         # per tile: the ticket; per sequence and chunk: its aggregate and end state (3 words), one
         # window of its lane's look-back (3 words per predecessor)
         descriptors = tiles * WORD + num_seqs * tiles_per_seq * WORD * (3 + 3 * shape.lookback_depth)

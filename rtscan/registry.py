@@ -25,10 +25,16 @@ class LaunchShape:
     chunks_first: int = 0  # 1: tickets take chunk c of every sequence first, contiguous rows too (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
+    sequences_per_tile: int = 1  # lanes across sequences (columns_lookback): a tile's neighbouring sequences
 
     @property
     def tile(self) -> int:
         return self.block_threads * self.items
+
+    @property
+    def steps_per_sequence(self) -> int:
+        """A tile's steps of each of its sequences."""
+        return self.tile // self.sequences_per_tile
 
     @property
     def threads(self) -> int:
@@ -66,10 +72,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
-# The 16-byte shapes of a tuning entry for sequences that fill one of their tiles, tried in this
-# order: "many" and "batch" (optional) for batches of rows up to their `to_length`, "large"
-# (optional) for the largest launches, then "long" (tuning.py).
-LONG_KINDS = ("many", "batch", "large", "long")
+# The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
+# 16-byte path, for sequences that fill one of their tiles, "many" and "batch" (optional) for
+# batches of rows up to their `to_length`, "large" (optional) for the largest launches, then "long";
+# for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few"
+# for launches of at most their `to_sequences`.
+SHAPE_KINDS = ("many", "batch", "large", "long", "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -87,7 +95,7 @@ def any_total(entry: dict) -> dict:
     fill their tiles, within their other bounds (no `from_total_steps`): how the GPU tests and the
     sanitizer cases reach them at small sizes."""
     return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
-            if kind in LONG_KINDS else shape for kind, shape in entry.items()}
+            if kind in SHAPE_KINDS else shape for kind, shape in entry.items()}
 
 
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
@@ -98,7 +106,7 @@ def entry_shape(entry: dict, vec: int) -> LaunchShape:
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
                        entry.get("protocol_warp", 0), entry.get("atomic_polls", 0), entry.get("chunks_first", 0),
-                       entry.get("carry_threads", 0), entry.get("carry_items", 0))
+                       entry.get("carry_threads", 0), entry.get("carry_items", 0), entry.get("sequences_per_tile", 1))
 
 
 @dataclass(frozen=True)
@@ -131,7 +139,6 @@ class Variant:
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
     vector_steps: bool = True  # False: its kernels read one step at a time whatever the layout (vec always 1)
-    sequences_per_tile: int = 1  # a tile's neighbouring sequences: its steps a sequence are shape.tile / this
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
@@ -139,21 +146,23 @@ class Variant:
 
     def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:
         """(tiles a sequence, tiles in all) of a launch over `num_seqs` sequences of `length` steps."""
-        tiles_per_seq = -(-length // (shape.tile // self.sequences_per_tile))
-        return tiles_per_seq, tiles_per_seq * -(-num_seqs // self.sequences_per_tile)
+        tiles_per_seq = -(-length // shape.steps_per_sequence)
+        return tiles_per_seq, tiles_per_seq * -(-num_seqs // shape.sequences_per_tile)
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
-        """The shape for `num_seqs` sequences of `length` steps: the first of LONG_KINDS in the entry
-        whose bounds the launch is within (at least `from_total_steps` steps in all, `from_sequences`
-        sequences, at most `to_length` steps a sequence) and, on the 16-byte path, whose tile a
-        sequence fills (fills_a_tile), or for a variant without 16-byte steps, whose `from_length`
-        a sequence reaches; else the short shape (tuning.py says why)."""
+        """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
+        whose bounds the launch is within (at least `from_total_steps` steps in all and
+        `from_sequences` sequences, at most `to_sequences` sequences and `to_length` steps a
+        sequence) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile), or for a
+        variant without 16-byte steps, whose `from_length` a sequence reaches; else the short shape
+        (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
-        for kind in LONG_KINDS:
+        for kind in SHAPE_KINDS:
             fields = entry.get(kind)
             if (fields is None or num_seqs * length < fields.get("from_total_steps", 0)
-                    or num_seqs < fields.get("from_sequences", 0) or length > fields.get("to_length", length)):
+                    or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
+                    or length > fields.get("to_length", length)):
                 continue
             if not self.vector_steps:
                 if length >= fields.get("from_length", 0):
@@ -168,7 +177,7 @@ class Variant:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = 4 if self.vector_steps else 1
-        shapes = tuple(entry_shape(entry[kind], vec) for kind in LONG_KINDS if kind in entry)
+        shapes = tuple(entry_shape(entry[kind], vec) for kind in SHAPE_KINDS if kind in entry)
         return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], vec), entry_shape(entry["short"], 1))))
 
     def name_expression(self, shape: LaunchShape) -> str:
@@ -290,14 +299,15 @@ VARIANTS["columns_lookback"] = Variant(
     source="columns_lookback.cu",
     template="rtscan::columns_lookback_scan",
     description="single-pass decoupled look-back with lanes across sequences, for time-major batches: a tile "
-                "takes 32 neighbouring sequences over one chunk of steps, held in registers and shared memory, each "
-                "warp a part of the chunk; each lane of the look-back warp walks back along its own sequence",
+                "takes 32, 16 or 8 neighbouring sequences over one chunk of steps, held in registers and shared "
+                "memory, each warp a part of the chunk (two or four parts where the tile has 16 or 8 sequences); "
+                "each lane of the look-back warp walks back along its own sequence",
     passes=1,
     table=tuning.COLUMNS_LOOKBACK,
-    arguments=("block_threads", "items", "register_items", "min_blocks", "lookback_depth", "atomic_polls"),
+    arguments=("block_threads", "items", "register_items", "min_blocks", "lookback_depth", "atomic_polls",
+               "sequences_per_tile"),
     dynamic_shared=staged_tile_bytes,
     vector_steps=False,
-    sequences_per_tile=32,
 )
 
 # variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which

@@ -189,11 +189,12 @@ _COLUMNS_LONG = dict(_COLUMNS_SHORT, carry_threads=256, carry_items=8, from_leng
                             "one lost: (8, 4096, 512) along 4096 0.422 against 0.50, 1024 x 16384 0.50 against "
                             "0.52. 71 registers at one block an SM, no spills (ptxas, sm_90)")
 COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT}}
-# The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of 32 sequences over
-# (block_threads / 32) x items steps, register_items of a thread's in registers and the rest staged
-# in shared memory; lookback_depth predecessors a lane reads per round; walk_lanes 1: one lane walks
-# each sequence. Two shapes by how many sequences (so chains of tiles) the launch has: the long one
-# from `from_sequences`. Both poll by strong loads: a lane's
+# The one-pass columns form (kernels_cu/columns_lookback.cu): a tile of sequences_per_tile sequences
+# over block_threads x items / sequences_per_tile steps of each, register_items of a thread's in
+# registers and the rest staged in shared memory; lookback_depth predecessors a lane reads per
+# round; walk_lanes 1: one lane walks each sequence. Shapes by how many sequences (so chains of
+# tiles) the launch has: the long one from `from_sequences`, the few ones up to `to_sequences`. The
+# 32-sequence ones poll by strong loads: a lane's
 # first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
 # longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
 _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
@@ -201,7 +202,7 @@ _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookba
                             "-b-, -c-, p112-staged-2026-11-30-14.txt, -b-, and their JSON)")
 _COLUMNS_LOOKBACK_SHORT = {
     "block_threads": 512, "items": 64, "register_items": 32, "min_blocks": 1, "lookback_depth": 2,
-    "walk_lanes": 1, "segment_tiles": 1,
+    "walk_lanes": 1, "segment_tiles": 1, "sequences_per_tile": 32,
     "source": f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 28 shapes on time-major rows of 32-1024 sequences (P112's second "
               "sweep): 32 x 524288 0.562 of copy, 64 x 65536 0.598, 64 x 262144 0.610, 256 x 65536 0.656, 1024 x "
               "16384 0.720 (columns 0.51, 0.44, 0.52, 0.50, 0.51; the register-only 256 x 32 0.52 and 0.61-0.69 "
@@ -214,10 +215,19 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "0.855 of copy (depth 2: 0.844; the register-only 128 x 32 0.815; 512 x 64 0.708), (2, 8192, 2048) along "
            "L 0.834 (0.824, 0.788, 0.717); from 2048 sequences, between the 1024 measured (where 512 x 64 won, "
            "0.720 against 0.714) and 4096. 92 registers, no spills (ptxas, sm_90)")
+# Launches of 16 sequences or fewer: a tile of 16 (or 8), two (four) lanes a sequence, so that a
+# warp's load is whole rows of 64 (32) bytes and no lane idles. Not measured yet: the short shape's
+# threads and steps, the tile's sequences halved (quartered) and its chunk twice (four times) as long.
+_COLUMNS_LOOKBACK_FEW = dict(_COLUMNS_LOOKBACK_SHORT, sequences_per_tile=16, to_sequences=16,
+                             source="not measured: the short shape with tiles of 16 sequences")
+_COLUMNS_LOOKBACK_FEWEST = dict(_COLUMNS_LOOKBACK_SHORT, sequences_per_tile=8, to_sequences=8,
+                                source="not measured: the short shape with tiles of 8 sequences")
 COLUMNS_LOOKBACK = {
-    ("sm_80", "float32"): {kind: dict(_COLUMNS_LOOKBACK_SHORT, source="not measured on sm_80: sm_90's short shape")
-                           for kind in ("long", "short")},
-    ("sm_90", "float32"): {"long": _COLUMNS_LOOKBACK_LONG, "short": _COLUMNS_LOOKBACK_SHORT},
+    ("sm_80", "float32"): {kind: dict(shape, source=f"not measured on sm_80: sm_90's {kind} shape")
+                           for kind, shape in (("short", _COLUMNS_LOOKBACK_SHORT), ("few", _COLUMNS_LOOKBACK_FEW),
+                                               ("fewest", _COLUMNS_LOOKBACK_FEWEST))},
+    ("sm_90", "float32"): {"long": _COLUMNS_LOOKBACK_LONG, "short": _COLUMNS_LOOKBACK_SHORT,
+                           "few": _COLUMNS_LOOKBACK_FEW, "fewest": _COLUMNS_LOOKBACK_FEWEST},
 }
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 

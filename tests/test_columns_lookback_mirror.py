@@ -1,8 +1,8 @@
 """The CPU mirror of columns_lookback (tests/mirrors/columns_lookback_mirror.cpp), built by the host
 C++ compiler from the kernel's own headers, and its broken twins; ptxas on the kernel.
 
-- The mirror agrees with the float64 reference on time-major batches (groups of 32 sequences full
-  and part-full), (B, L, D) along L, contiguous and strided rows, chunk edges and look-backs over
+- The mirror agrees with the float64 reference on time-major batches (groups of 32, 16 and 8
+  sequences, full and part-full), (B, L, D) along L, contiguous and strided rows, chunk edges and look-backs over
   many windows, reverse and h0, and gives the same bits whichever published end states its
   look-back happens to see.
 - Each broken twin is the mirror built against a copy of kernels_cu/ with one deliberate mistake in
@@ -25,31 +25,43 @@ from _mirrors import needs_compiler
 from rtscan import registry
 
 # Launch shapes compiled into the mirror (RTSCAN_COLUMNS_LOOKBACK_SHAPES): id -> (block threads,
-# items, lookback depth); how many of a thread's items wait in registers changes no bit.
-SHAPES = {0: (512, 64, 2), 1: (128, 48, 1), 2: (64, 2, 1), 3: (96, 3, 3), 4: (32, 5, 2)}
+# items, lookback depth, sequences a tile); how many of a thread's items wait in registers changes
+# no bit.
+SHAPES = {0: (512, 64, 2, 32), 1: (128, 48, 1, 32), 2: (64, 2, 1, 32), 3: (96, 3, 3, 32), 4: (32, 5, 2, 32),
+          5: (512, 64, 2, 16), 6: (512, 64, 2, 8), 7: (64, 3, 2, 16), 8: (96, 2, 1, 8)}
 
 # name -> (file under kernels_cu/, exact text, replacement)
 BROKEN_TWINS = {
     "slot_drops_the_lane": ("columns_lookback_index.cuh",
-                            "return (tile.group * tiles_per_seq + tile.chunk) * WARP_SIZE + lane;",
-                            "return (tile.group * tiles_per_seq + tile.chunk) * WARP_SIZE;"),
+                            "return (tile.group * tiles_per_seq + tile.chunk) * SEQUENCES + lane;",
+                            "return (tile.group * tiles_per_seq + tile.chunk) * SEQUENCES;"),
     "slot_drops_the_group": ("columns_lookback_index.cuh",
-                             "return (tile.group * tiles_per_seq + tile.chunk) * WARP_SIZE + lane;",
-                             "return tile.chunk * WARP_SIZE + lane;"),
-    "predecessor_in_the_next_lane": ("columns_lookback_index.cuh", "return slot - distance * WARP_SIZE;",
-                                     "return slot - distance * WARP_SIZE + 1;"),
+                             "return (tile.group * tiles_per_seq + tile.chunk) * SEQUENCES + lane;",
+                             "return tile.chunk * SEQUENCES + lane;"),
+    "slot_as_if_32_sequences": ("columns_lookback_index.cuh",
+                                "return (tile.group * tiles_per_seq + tile.chunk) * SEQUENCES + lane;",
+                                "return (tile.group * tiles_per_seq + tile.chunk) * WARP_SIZE + lane;"),
+    "predecessor_in_the_next_lane": ("columns_lookback_index.cuh", "return slot - distance * SEQUENCES;",
+                                     "return slot - distance * SEQUENCES + 1;"),
     "lookback_skips_the_nearest": ("columns_lookback_index.cuh", "return window * DEPTH + 1 + k;",
                                    "return window * DEPTH + 2 + k;"),
     "lookback_windows_overlap": ("columns_lookback_index.cuh", "return window * DEPTH + 1 + k;",
                                  "return window * (DEPTH - 1) + 1 + k;"),
     "tickets_group_major": ("columns_lookback_index.cuh", "const long long chunk = ticket / groups;",
                             "const long long chunk = ticket % groups;"),
-    "lane_sequence_off_by_one": ("columns_lookback_index.cuh", "return tile.group * WARP_SIZE + lane;",
-                                 "return tile.group * WARP_SIZE + lane + 1;"),
-    "groups_round_down": ("columns_lookback_index.cuh", "return (num_seqs + WARP_SIZE - 1) / WARP_SIZE;",
-                          "return num_seqs / WARP_SIZE;"),
-    "warp_step_off_by_one": ("columns_lookback_index.cuh", "return chunk * (WARPS * ITEMS) + warp * ITEMS;",
-                             "return chunk * (WARPS * ITEMS) + warp * ITEMS + 1;"),
+    "lane_sequence_off_by_one": ("columns_lookback_index.cuh", "return tile.group * SEQUENCES + lane % SEQUENCES;",
+                                 "return tile.group * SEQUENCES + lane % SEQUENCES + 1;"),
+    "lane_sequence_of_a_whole_warp": ("columns_lookback_index.cuh",
+                                      "return tile.group * SEQUENCES + lane % SEQUENCES;",
+                                      "return tile.group * SEQUENCES + lane;"),
+    "span_drops_the_part": ("columns_lookback_index.cuh", "return warp * (WARP_SIZE / SEQUENCES) + lane / SEQUENCES;",
+                            "return warp * (WARP_SIZE / SEQUENCES);"),
+    "spans_part_major": ("columns_lookback_index.cuh", "return warp * (WARP_SIZE / SEQUENCES) + lane / SEQUENCES;",
+                         "return warp + lane / SEQUENCES * (WARP_SIZE / SEQUENCES);"),
+    "groups_round_down": ("columns_lookback_index.cuh", "return (num_seqs + SEQUENCES - 1) / SEQUENCES;",
+                          "return num_seqs / SEQUENCES;"),
+    "span_step_off_by_one": ("columns_lookback_index.cuh", "return chunk * (SPANS * ITEMS) + span * ITEMS;",
+                             "return chunk * (SPANS * ITEMS) + span * ITEMS + 1;"),
     "first_carry_of_sequence_0": ("columns_lookback_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
                                   "return h0 != nullptr ? h0[0] : 0.0f;"),
     "compose_operands_swapped": ("affine.cuh", "multiply_add(later.a, earlier.b, later.b)",
@@ -61,8 +73,9 @@ mirror = _mirrors.module_fixture(build_mirror)
 
 
 def chunk_of(shape_id):
-    threads, items, _ = SHAPES[shape_id]
-    return threads // 32 * items
+    """A tile's steps of each of its sequences."""
+    threads, items, _, sequences = SHAPES[shape_id]
+    return threads * items // sequences
 
 
 # (shape id, array shape, dim, reverse, with h0): cheap cases that catch most twins first.
@@ -79,6 +92,12 @@ def cases():
         (0, (3 * chunk_of(0) + 5, 37), 0, False, True),
         (1, (5 * chunk_of(1) + 1, 100), 0, True, True),
         (0, (chunk_of(0), 32), 0, False, False),  # one full chunk of one full group
+        (7, (300, 21), 0, False, True),          # 16 sequences a tile: 25 chunks of 12, a group of 5
+        (8, (250, 8), 0, True, True),            # 8 a tile: 11 chunks of 24, one full group
+        (7, (2, 150, 16), 1, False, True),       # (B, L, 16) along L: a group each
+        (8, (3, 50, 12), 1, False, False),       # (B, L, 12): groups across batch rows
+        (5, (2 * chunk_of(5) + 9, 16), 0, False, True),
+        (6, (3 * chunk_of(6) + 1, 5), 0, True, True),
     ]
 
 
@@ -117,7 +136,8 @@ def test_the_tuned_shapes_are_built_into_the_mirror():
     variant = registry.resolve("columns_lookback")
     for arch in ("sm_80", "sm_90", "sm_100"):
         for shape in variant.launch_shapes(arch, "float32"):
-            assert (shape.block_threads, shape.items, shape.lookback_depth) in SHAPES.values(), (arch, shape)
+            assert (shape.block_threads, shape.items, shape.lookback_depth,
+                    shape.sequences_per_tile) in SHAPES.values(), (arch, shape)
 
 
 # sm_100, which runs sm_90's entry untuned, spills 4 bytes in both of its shapes (ptxas 13.0).
@@ -131,7 +151,7 @@ def test_registered_shapes_do_not_spill(arch, tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("sequences", [40, 2049])
+@pytest.mark.parametrize("sequences", [6, 16, 40, 2049])
 def test_gpu_equals_mirror_bitwise(mirror, sequences):
     """The tuned shape for this many sequences gives the mirror's bits on a time-major batch."""
     import torch
@@ -141,7 +161,8 @@ def test_gpu_equals_mirror_bitwise(mirror, sequences):
 
     variant = registry.resolve("columns_lookback")
     shape = variant.launch_shape(_kernels.device_arch(0), "float32", 1, 1 << 20, sequences)
-    shape_id = _mirrors.built_shape_id(SHAPES, (shape.block_threads, shape.items, shape.lookback_depth))
+    shape_id = _mirrors.built_shape_id(SHAPES, (shape.block_threads, shape.items, shape.lookback_depth,
+                                                shape.sequences_per_tile))
     a, b = _mirrors.draw(np.random.default_rng(), (60 * chunk_of(shape_id) + 7, sequences))
     gpu = rtscan.scan(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), dim=0,
                       variant="columns_lookback").cpu().numpy()

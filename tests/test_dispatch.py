@@ -121,7 +121,7 @@ def test_columns_launch_a_block_per_group_of_sequences_and_chunk(recorder):
 def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_sequence(recorder):
     variant = registry.resolve("columns_lookback")
     shape = variant.launch_shape("sm_90", "float32", 1, 5000, 100)
-    steps = shape.tile // variant.sequences_per_tile  # a tile's steps of each of its 32 sequences
+    steps = shape.steps_per_sequence
     launch("columns_lookback", (100, 5000))
     chunks = -(-5000 // steps)
     assert chunks > 1

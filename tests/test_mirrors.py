@@ -145,8 +145,8 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     entry = tuning.lookup(variant.table, arch, "float32")
     if path in ("many", "batch", "large") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
-    tried_before = registry.LONG_KINDS[:registry.LONG_KINDS.index(path)] if path in registry.LONG_KINDS \
-        else registry.LONG_KINDS[:-1]
+    tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
+        else registry.SHAPE_KINDS[:-1]
     without_kinds(monkeypatch, variant, arch, tried_before)
     if path == "many":
         key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, arch, "float32"))

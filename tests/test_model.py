@@ -20,7 +20,7 @@ def test_single_pass_variants_move_each_array_once(name, num_seqs, length):
     assert [p.name for p in passes] == ["scan"]
     assert passes[0].read_bytes == 8 * num_seqs * length and passes[0].written_bytes == 4 * num_seqs * length
     assert passes[0].descriptor_bytes > 0
-    if shape.tile // variant.sequences_per_tile >= 4096:  # with tiles of thousands of steps a sequence the
+    if shape.steps_per_sequence >= 4096:  # with tiles of thousands of steps a sequence the
         # look-back's words are noise
         assert passes[0].descriptor_bytes <= 0.05 * passes[0].memory_bytes
 

@@ -263,7 +263,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
-    assert all("from_total_steps" not in lifted[kind] for kind in registry.LONG_KINDS if kind in lifted)
+    assert all("from_total_steps" not in lifted[kind] for kind in registry.SHAPE_KINDS if kind in lifted)
     assert {kind: {k: v for k, v in shape.items() if k != "from_total_steps"} for kind, shape in entry.items()} == lifted
     assert "from_total_steps" in entry["long"]  # the tuned entry itself is left alone
     for blelloch_entry in registry.resolve("blelloch").table.values():

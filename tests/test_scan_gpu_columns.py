@@ -1,5 +1,5 @@
 """The lanes-across-sequences variants (columns, columns_lookback) on the time-major batches they are
-for, against the float64 reference: groups of 32 sequences full and partial, chunk edges, h0,
+for, against the float64 reference: groups of 32, 16 and 8 sequences full and partial, chunk edges, h0,
 reverse, (B, L, D) along L, a transposed out, and bitwise determinism over repeated runs.
 (test_scan_gpu_variants.py runs them on the layouts every variant shares.)"""
 
@@ -20,7 +20,7 @@ def chunk_steps(name: str, sequences: int = 4096) -> int:
     """Steps a sequence has in one of the variant's sm_90 tiles (or chunks) with this many sequences."""
     variant = registry.resolve(name)
     shape = variant.launch_shape("sm_90", "float32", 1, 2**20, sequences)
-    return shape.tile // variant.sequences_per_tile
+    return shape.steps_per_sequence
 
 
 def lengths(name: str, sequences: int) -> list[int]:
@@ -28,15 +28,17 @@ def lengths(name: str, sequences: int) -> list[int]:
     return [1, 7, steps - 1, steps, steps + 1, 3 * steps + 5] + ([40 * steps + 3] if sequences < 1000 else [])
 
 
-# 2049 sequences: columns_lookback's long shape (tuning.py's from_sequences)
+# 5-8, 9-16 and 2049 sequences: columns_lookback's fewest, few and long shapes (tuning.py's
+# to_sequences and from_sequences)
 CASES = [pytest.param(name, length, sequences, id=f"{name}-L{length}-S{sequences}")
-         for name in NAMES for sequences in (1, 31, 32, 33, 100, 2049) for length in lengths(name, sequences)]
+         for name in NAMES for sequences in (1, 5, 8, 9, 16, 17, 31, 32, 33, 100, 2049)
+         for length in lengths(name, sequences)]
 
 
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("name,length,sequences", CASES)
 def test_time_major(rng, name, length, sequences, reverse):
-    """(steps, sequences) along dim 0, with h0: each lane's sequence in its group of 32."""
+    """(steps, sequences) along dim 0, with h0: each lane's sequence in its group of 32, 16 or 8."""
     a_np, b_np = regime(rng, "mixed", (length, sequences))
     h0 = cuda(rng.uniform(-2, 2, sequences).astype(np.float32))
     scan_and_check(cuda(a_np), cuda(b_np), h0=h0, dim=0, reverse=reverse, variant=name,

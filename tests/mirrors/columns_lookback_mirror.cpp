@@ -11,7 +11,7 @@
 // give the same bits.
 //
 // A descriptor not published in this launch, or an entry outside the arrays (which the host sizes
-// at 32 a tile), reads NaN, and a write outside them is dropped, so a broken twin's index shows as
+// at one a tile and sequence), reads NaN, and a write outside them is dropped, so a broken twin's index shows as
 // a wrong or NaN output instead of touching other memory.
 //
 // tests/test_columns_lookback_mirror.py compiles this file, checks it against the float64
@@ -56,22 +56,23 @@ class LaneDescriptors {
     std::vector<char> aggregated_, finished_;
 };
 
-// lane_lookback_carry<DEPTH> for the lane whose tile entry is `slot`, at `chunk` > 0 of its sequence.
-template <int DEPTH>
+// lane_lookback_carry<DEPTH, SEQUENCES> for the lane whose tile entry is `slot`, at `chunk` > 0 of its
+// sequence.
+template <int DEPTH, int SEQUENCES>
 float lane_lookback_carry(const LaneDescriptors& published, long long slot, long long chunk) {
+    const auto predecessor = [&](long long w, int k) {
+        return rtscan::predecessor_slot<SEQUENCES>(slot, rtscan::lane_lookback_distance<DEPTH>(w, k));
+    };
     // A window past the sequence's first chunk, or more windows than chunks before this one, with
     // nothing found: only a broken twin gets there (the kernel would spin forever).
     for (long long window = 0; window < chunk; ++window) {
         if (rtscan::lane_lookback_distance<DEPTH>(window, 0) > chunk) return NOT_PUBLISHED;
         int first_finished = DEPTH;
         for (int k = 0; k < DEPTH && first_finished == DEPTH; ++k) {
-            const long long distance = rtscan::lane_lookback_distance<DEPTH>(window, k);
-            if (distance <= chunk && published.finished(rtscan::predecessor_slot(slot, distance))) first_finished = k;
+            if (rtscan::lane_lookback_distance<DEPTH>(window, k) <= chunk && published.finished(predecessor(window, k)))
+                first_finished = k;
         }
         if (first_finished == DEPTH) continue;
-        const auto predecessor = [&](long long w, int k) {
-            return rtscan::predecessor_slot(slot, rtscan::lane_lookback_distance<DEPTH>(w, k));
-        };
         float state = published.inclusive(predecessor(window, first_finished));
         for (int k = first_finished - 1; k >= 0; --k) state = apply(published.aggregate(predecessor(window, k)), state);
         for (long long nearer = window - 1; nearer >= 0; --nearer)
@@ -81,62 +82,88 @@ float lane_lookback_carry(const LaneDescriptors& published, long long slot, long
     return NOT_PUBLISHED;
 }
 
-template <int BLOCK_THREADS, int ITEMS, int DEPTH>
+template <int BLOCK_THREADS, int ITEMS, int DEPTH, int SEQUENCES>
 void columns_lookback_scan(const float* a, const float* b, float* out, const float* h0,
                            const rtscan::SeqLayout& layout, double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
-    constexpr long long STEPS = WARPS * ITEMS;
+    constexpr int PARTS = WARP / SEQUENCES;
+    constexpr int SPANS = WARPS * PARTS;
+    constexpr long long STEPS = SPANS * ITEMS;
     std::mt19937_64 random(seed);
     std::bernoulli_distribution seen_now(finished_probability);
     const long long tiles_per_seq = (layout.length + STEPS - 1) / STEPS;
-    const long long groups = rtscan::lane_groups(layout.num_seqs);
+    const long long groups = rtscan::lane_groups<SEQUENCES>(layout.num_seqs);
     const long long num_tiles = tiles_per_seq * groups;
-    LaneDescriptors published(num_tiles * WARP);  // as the host sizes the workspace
+    LaneDescriptors published(num_tiles * SEQUENCES);  // as the host sizes the workspace
 
+    // A thread's steps (the identity past its sequence's end, as the kernel loads them) and the
+    // map of its span, by (span, the tile's sequence).
+    std::vector<Map> held(std::size_t(SPANS * SEQUENCES * ITEMS));
+    std::vector<Map> span_maps(std::size_t(SPANS * SEQUENCES));
+    const auto at = [](int span, int column) { return std::size_t(span * SEQUENCES + column); };
     for (long long ticket = 0; ticket < num_tiles; ++ticket) {
         const rtscan::LaneTile tile = rtscan::lane_tile_of_ticket(ticket, groups);
         const bool has_successor = tile.chunk + 1 < tiles_per_seq;
-        for (int lane = 0; lane < WARP; ++lane) {
-            const long long seq = rtscan::lane_sequence(tile, lane);
-            if (seq < 0 || seq >= layout.num_seqs) continue;  // the lane idles
-            long long in_origin, out_origin;
-            rtscan::sequence_origins(layout, seq, in_origin, out_origin);
-            // Each warp's steps of this lane's sequence, the identity past its end, as the kernel loads them.
-            std::vector<Map> held(std::size_t(WARPS * ITEMS));
-            Map warp_maps[WARPS];
-            for (int warp = 0; warp < WARPS; ++warp) {
-                const long long first = rtscan::lane_first_step<ITEMS, WARPS>(tile.chunk, warp);
+        // Every thread's loads and its span's map.
+        for (int warp = 0; warp < WARPS; ++warp) {
+            for (int lane = 0; lane < WARP; ++lane) {
+                const long long seq = rtscan::lane_sequence<SEQUENCES>(tile, lane);
+                const int span = rtscan::lane_span<SEQUENCES>(warp, lane);
+                if (seq < 0 || seq >= layout.num_seqs || span < 0 || span >= SPANS) continue;  // the lane idles
+                long long in_origin, out_origin;
+                rtscan::sequence_origins(layout, seq, in_origin, out_origin);
+                const long long first = rtscan::lane_first_step<ITEMS, SPANS>(tile.chunk, span);
                 Map running = affine_identity<float>();
                 for (int i = 0; i < ITEMS; ++i) {
                     const long long step = first + i;
                     const bool exists = step >= 0 && step < layout.length;
                     const long long offset = in_origin + step * layout.in_time_stride;
                     const Map map = exists ? Map{a[offset], b[offset]} : affine_identity<float>();
-                    held[std::size_t(warp * ITEMS + i)] = map;
+                    held[at(span, lane % SEQUENCES) * ITEMS + std::size_t(i)] = map;
                     running = compose(map, running);
                 }
-                warp_maps[warp] = running;
+                span_maps[at(span, lane % SEQUENCES)] = running;
             }
+        }
+        // Warp 0: each sequence's aggregate (runs of WARPS spans joined in order), look-back, carry.
+        float carries[SEQUENCES];
+        for (int column = 0; column < SEQUENCES; ++column) {
+            const long long seq = rtscan::lane_sequence<SEQUENCES>(tile, column);
+            if (seq < 0 || seq >= layout.num_seqs) continue;
             Map aggregate = affine_identity<float>();
-            for (int warp = 0; warp < WARPS; ++warp) aggregate = compose(warp_maps[warp], aggregate);
-            const long long slot = rtscan::lane_slot(tile, tiles_per_seq, lane);
+            for (int part = 0; part < PARTS; ++part) {
+                Map run = affine_identity<float>();
+                for (int w = 0; w < WARPS; ++w) run = compose(span_maps[at(part * WARPS + w, column)], run);
+                aggregate = part == 0 ? run : compose(run, aggregate);
+            }
+            const long long slot = rtscan::lane_slot<SEQUENCES>(tile, tiles_per_seq, column);
             float carry;
             if (tile.chunk == 0) {
                 carry = rtscan::lane_first_carry(h0, seq);
             } else {
                 if (has_successor) published.publish_aggregate(slot, aggregate);
-                carry = lane_lookback_carry<DEPTH>(published, slot, tile.chunk);
+                carry = lane_lookback_carry<DEPTH, SEQUENCES>(published, slot, tile.chunk);
             }
             // A chunk 0's end state is always seen: the walk stops there at the latest.
             if (has_successor) published.publish_inclusive(slot, apply(aggregate, carry), tile.chunk == 0 || seen_now(random));
-            for (int warp = 0; warp < WARPS; ++warp) {
-                float state = carry;
-                for (int w = 0; w < warp; ++w) state = apply(warp_maps[w], state);
-                const long long first = rtscan::lane_first_step<ITEMS, WARPS>(tile.chunk, warp);
+            carries[column] = carry;
+        }
+        // Every thread: the earlier spans' maps applied to the carry, then its steps.
+        for (int warp = 0; warp < WARPS; ++warp) {
+            for (int lane = 0; lane < WARP; ++lane) {
+                const long long seq = rtscan::lane_sequence<SEQUENCES>(tile, lane);
+                const int span = rtscan::lane_span<SEQUENCES>(warp, lane);
+                if (seq < 0 || seq >= layout.num_seqs || span < 0 || span >= SPANS) continue;
+                long long in_origin, out_origin;
+                rtscan::sequence_origins(layout, seq, in_origin, out_origin);
+                const int column = lane % SEQUENCES;
+                float state = carries[column];
+                for (int s = 0; s < span; ++s) state = apply(span_maps[at(s, column)], state);
+                const long long first = rtscan::lane_first_step<ITEMS, SPANS>(tile.chunk, span);
                 for (int i = 0; i < ITEMS; ++i) {
                     const long long step = first + i;
                     if (step < 0 || step >= layout.length) continue;
-                    state = apply(held[std::size_t(warp * ITEMS + i)], state);
+                    state = apply(held[at(span, column) * ITEMS + std::size_t(i)], state);
                     out[out_origin + step * layout.out_time_stride] = state;
                 }
             }
@@ -146,25 +173,30 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
 
 }  // namespace
 
-// Launch shapes the tests use (block threads, items, depth; where a thread's steps wait, registers
-// or shared memory, changes no bit): 0 and 1 are the tuning table's sm_90 shapes, 512 x 64 at depth
-// 2 and 128 x 48 at depth 1; 2-4 have chunks of 4, 9 and 5 steps, so short inputs take many chunks
-// and the look-back many windows, at depths 1, 3 and 2.
+// Launch shapes the tests use (block threads, items, depth, sequences a tile; where a thread's steps
+// wait, registers or shared memory, changes no bit): 0 and 1 are the tuning table's sm_90 shapes,
+// 512 x 64 at depth 2 and 128 x 48 at depth 1, and 5 and 6 its shapes for 16 and 8 sequences; 2-4
+// have chunks of 4, 9 and 5 steps, so short inputs take many chunks and the look-back many windows,
+// at depths 1, 3 and 2; 7 and 8 are short chunks of 16 and 8 sequences (spans of 3 and 2 steps).
 #define RTSCAN_COLUMNS_LOOKBACK_SHAPES(X) \
-    X(0, 512, 64, 2)                      \
-    X(1, 128, 48, 1)                      \
-    X(2, 64, 2, 1)                        \
-    X(3, 96, 3, 3)                        \
-    X(4, 32, 5, 2)
+    X(0, 512, 64, 2, 32)                  \
+    X(1, 128, 48, 1, 32)                  \
+    X(2, 64, 2, 1, 32)                    \
+    X(3, 96, 3, 3, 32)                    \
+    X(4, 32, 5, 2, 32)                    \
+    X(5, 512, 64, 2, 16)                  \
+    X(6, 512, 64, 2, 8)                   \
+    X(7, 64, 3, 2, 16)                    \
+    X(8, 96, 2, 1, 8)
 
 // The signature every mirror shares (tests/_mirrors.py): `finished` is the chance that the look-back
 // sees a published end state, drawn from `seed`.
 extern "C" int rtscan_columns_lookback_mirror(int shape, const float* a, const float* b, float* out, const float* h0,
                                               const rtscan::SeqLayout* layout, double finished,
                                               unsigned long long seed) {
-#define RTSCAN_SCAN_CASE(id, threads, items, depth)                                           \
-    case id:                                                                                  \
-        columns_lookback_scan<threads, items, depth>(a, b, out, h0, *layout, finished, seed); \
+#define RTSCAN_SCAN_CASE(id, threads, items, depth, sequences)                                           \
+    case id:                                                                                             \
+        columns_lookback_scan<threads, items, depth, sequences>(a, b, out, h0, *layout, finished, seed); \
         return 0;
     switch (shape) {
         RTSCAN_COLUMNS_LOOKBACK_SHAPES(RTSCAN_SCAN_CASE)
