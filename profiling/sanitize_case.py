@@ -9,7 +9,7 @@ tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps and more under
 size they can finish. With `head` instead, the two sequences lie in device memory one element past
 a 16-byte boundary (a, b and out alike), which the look-back kernels scan 16 bytes at a time from
 the boundary (SeqLayout.head, P67); memcheck then sees whether a read or write strays outside the
-allocations. columns and columns_lookback also scan a time-major batch of 100 sequences.
+allocations. columns and columns_lookback also scan time-major batches of 100 and 12 sequences.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | head]
 """
@@ -20,10 +20,11 @@ import numpy as np
 
 import rtscan
 
-# The variants for time-major batches also run (min(LENGTH, 20000), 100) along dim 0: 100 sequences
-# side by side, so columns_lookback has four groups of 32 (the last part-full) and each its chunks.
+# The variants for time-major batches also run (min(LENGTH, 20000), S) along dim 0, S sequences side
+# by side: at 100 columns_lookback has four groups of 32 (the last part-full) and each its chunks, at
+# 12 one part-full group of 16, two lanes a sequence (its two sequences above take a tile of 8).
 TIME_MAJOR_VARIANTS = ("columns", "columns_lookback")
-TIME_MAJOR_STEPS, TIME_MAJOR_SEQUENCES = 20000, 100
+TIME_MAJOR_STEPS, TIME_MAJOR_SEQUENCES = 20000, (100, 12)
 
 variant, length = sys.argv[1], int(sys.argv[2])
 head = sys.argv[3:] == ["head"]
@@ -82,13 +83,13 @@ else:
     contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path
     strided = rtscan.scan(a.T.copy(), b.T.copy(), dim=0, variant=variant).T      # time stride 2: scalar
     results = (("contiguous", contiguous), ("strided", strided))
-    if variant in TIME_MAJOR_VARIANTS:  # many sequences side by side: several groups, the last part-full
+    for sequences in TIME_MAJOR_SEQUENCES if variant in TIME_MAJOR_VARIANTS else ():
         steps = min(length, TIME_MAJOR_STEPS)
-        a_tm = rng.uniform(-1, 1, (steps, TIME_MAJOR_SEQUENCES)).astype(np.float32)
-        b_tm = rng.standard_normal((steps, TIME_MAJOR_SEQUENCES)).astype(np.float32)
+        a_tm = rng.uniform(-1, 1, (steps, sequences)).astype(np.float32)
+        b_tm = rng.standard_normal((steps, sequences)).astype(np.float32)
         h = rtscan.scan(a_tm, b_tm, dim=0, variant=variant)
         if not np.allclose(h, rtscan.reference.scan(a_tm, b_tm, dim=0), rtol=1e-3, atol=1e-3):
-            sys.exit(f"{variant} L={steps} time-major: wrong result under the sanitizer")
+            sys.exit(f"{variant} L={steps} S={sequences} time-major: wrong result under the sanitizer")
 for what, h in results:
     if not np.allclose(h, expected, rtol=1e-3, atol=1e-3):
         sys.exit(f"{variant} L={length} {what}: wrong result under the sanitizer")
