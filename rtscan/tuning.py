@@ -216,12 +216,18 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "L 0.834 (0.824, 0.788, 0.717); from 2048 sequences, between the 1024 measured (where 512 x 64 won, "
            "0.720 against 0.714) and 4096. 92 registers, no spills (ptxas, sm_90)")
 # Launches of 16 sequences or fewer: a tile of 16 (or 8), two (four) lanes a sequence, so that a
-# warp's load is whole rows of 64 (32) bytes and no lane idles. Not measured yet: the short shape's
-# threads and steps, the tile's sequences halved (quartered) and its chunk twice (four times) as long.
-_COLUMNS_LOOKBACK_FEW = dict(_COLUMNS_LOOKBACK_SHORT, sequences_per_tile=16, to_sequences=16,
-                             source="not measured: the short shape with tiles of 16 sequences")
-_COLUMNS_LOOKBACK_FEWEST = dict(_COLUMNS_LOOKBACK_SHORT, sequences_per_tile=8, to_sequences=8,
-                                source="not measured: the short shape with tiles of 8 sequences")
+# warp's load is whole rows of 64 (32) bytes and no lane idles.
+_P120 = "profiling/results/h200/p120-few-sequences-2026-11-30-16.txt (P120, seven shapes, one run)"
+_COLUMNS_LOOKBACK_FEW = dict(
+    _COLUMNS_LOOKBACK_SHORT, sequences_per_tile=16, to_sequences=16,
+    source=f"{_P120}: time-major 16 x 1048576 0.516 of copy, 12 x 1048576 0.418, the best on both (columns 0.394 "
+           "and 0.294; 32-sequence tiles 0.366 and 0.296; 128 x 48 tiles, more of one chain in flight, 0.17-0.22). "
+           "128 registers, no spills (ptxas, sm_90)")
+_COLUMNS_LOOKBACK_FEWEST = dict(
+    _COLUMNS_LOOKBACK_SHORT, block_threads=256, min_blocks=2, sequences_per_tile=8, to_sequences=8,
+    source=f"{_P120}: time-major 8 x 2097152 0.421 of copy (512 threads 0.427, tiles of 16 0.313-0.337, columns "
+           "0.253), 8 x 262144 0.236 (0.223, 0.161-0.205, 0.163), best or within 2 % of it. 128 registers, no "
+           "spills (ptxas, sm_90)")
 COLUMNS_LOOKBACK = {
     ("sm_80", "float32"): {kind: dict(shape, source=f"not measured on sm_80: sm_90's {kind} shape")
                            for kind, shape in (("short", _COLUMNS_LOOKBACK_SHORT), ("few", _COLUMNS_LOOKBACK_FEW),

@@ -185,7 +185,7 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
     X(3, 96, 3, 3, 32)                    \
     X(4, 32, 5, 2, 32)                    \
     X(5, 512, 64, 2, 16)                  \
-    X(6, 512, 64, 2, 8)                   \
+    X(6, 256, 64, 2, 8)                   \
     X(7, 64, 3, 2, 16)                    \
     X(8, 96, 2, 1, 8)
 
