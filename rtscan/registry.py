@@ -311,30 +311,26 @@ VARIANTS["columns_lookback"] = Variant(
 )
 
 # variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which
-# columns_lookback runs from COLUMNS_LOOKBACK_FROM_SEQUENCES sequences and columns below.
-# resolve("auto") names the first, auto's variant for contiguous sequences.
+# columns_lookback runs. resolve("auto") names the first, auto's variant for contiguous sequences.
+# columns runs only when asked for: columns_lookback, in tiles of 32, 16 or 8 sequences by how many
+# the launch has (tuning.py), beat it on every time-major row measured on an H200, 13-69 % from 8 to
+# 16 sequences (P120: results/h200/p120-few-sequences-2026-11-30-16.txt) and 10-60 % from 32 (P112,
+# P113: p112-staged-b-2026-11-30-14.txt, p113-auto-2026-11-30-14.txt).
 AUTO = "lookback_regs"
-AUTO_TIME_MAJOR = "columns"
-AUTO_MANY_TIME_MAJOR = "columns_lookback"
-AUTO_VARIANTS = (AUTO, AUTO_TIME_MAJOR, AUTO_MANY_TIME_MAJOR)
-# The fewest neighbouring sequences, adjacent in memory, for which auto takes columns. On an H200,
-# time-major rows of 8 sequences ran at 0.261-0.265 of copy with columns against 0.208-0.211 with
-# lookback_regs, 4 at 0.144-0.146 against 0.32 (four rounds, P102 and P103;
-# profiling/results/h200/p102-columns-2026-11-30-13.txt, p103-columns-2026-11-30-13.txt); 16 at
-# 0.39 against 0.16; (B, L, 16) along L at 0.44-0.51 against 0.15 (P101).
+AUTO_TIME_MAJOR = "columns_lookback"
+AUTO_VARIANTS = (AUTO, AUTO_TIME_MAJOR)
+# The fewest neighbouring sequences, adjacent in memory, for which auto takes lanes across sequences.
+# On an H200, time-major rows of 8 sequences ran at 0.261-0.265 of copy with columns against
+# 0.208-0.211 with lookback_regs, 4 at 0.144-0.146 against 0.32 (four rounds, P102 and P103;
+# profiling/results/h200/p102-columns-2026-11-30-13.txt, p103-columns-2026-11-30-13.txt), and
+# columns_lookback ran 8 at 0.42 (P120).
 COLUMNS_FROM_SEQUENCES = 8
-# The fewest sequences (in all, not only side by side) for which auto takes columns_lookback over
-# columns: 32 of them make a tile, and with fewer the tiles of a sequence in flight at once are too
-# many for each lane's look-back to keep pace. On an H200 (P112, columns_sweep.py: results/h200/
-# p112-staged-b-2026-11-30-14.txt) 32 time-major sequences ran at 0.562 of copy against columns'
-# 0.511, 64 at 0.598-0.610 against 0.44-0.52, 1024 at 0.72 against 0.51; 16 at 0.369 against 0.388.
-COLUMNS_LOOKBACK_FROM_SEQUENCES = 32
 
 
 def columns_suits(layout) -> bool:
-    """Whether auto gives this layout (rtscan/_layout.py's SeqLayout) to columns: the time axis is
-    not contiguous, and the innermost batch axis is, in a, b and out alike, with at least
-    COLUMNS_FROM_SEQUENCES sequences along it, so a warp's load of one step is one run of
+    """Whether auto gives this layout (rtscan/_layout.py's SeqLayout) to columns_lookback: the time
+    axis is not contiguous, and the innermost batch axis is, in a, b and out alike, with at least
+    COLUMNS_FROM_SEQUENCES sequences along it, so a warp's load of one step is whole rows of
     neighbouring sequences."""
     rank = layout.batch_rank
     return (abs(layout.in_time_stride) != 1 and rank > 0 and layout.in_batch_stride[rank - 1] == 1
@@ -343,10 +339,7 @@ def columns_suits(layout) -> bool:
 
 def auto_variant(layout) -> Variant:
     """What variant="auto" runs for this layout."""
-    if not columns_suits(layout):
-        return VARIANTS[AUTO]
-    many = layout.num_seqs >= COLUMNS_LOOKBACK_FROM_SEQUENCES
-    return VARIANTS[AUTO_MANY_TIME_MAJOR if many else AUTO_TIME_MAJOR]
+    return VARIANTS[AUTO_TIME_MAJOR if columns_suits(layout) else AUTO]
 
 
 def resolve(name: str) -> Variant:

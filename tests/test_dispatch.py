@@ -1,7 +1,7 @@
 """rtscan/_scan.py's dispatch, on the CPU with the driver replaced by a recorder.
 
-- auto runs columns for time-major batches (8 or more neighbouring sequences side by side) and
-  lookback_regs otherwise, and its prepared choice follows a replaced tuning entry.
+- auto runs columns_lookback for time-major batches (8 or more neighbouring sequences side by
+  side) and lookback_regs otherwise, and its prepared choice follows a replaced tuning entry.
 - A multi-pass variant: its kernels and scratch are settled before the first launch, then one
   launch per pass in order, each in its NVTX range, with the grid of its kind (tiles, sequences
   or columns) and the block of its shape (columns' pass 2 wider for long sequences); a scratch
@@ -135,15 +135,15 @@ def test_columns_lookback_launches_a_block_per_group_and_chunk_with_entries_per_
     ((1000, 64), 0, False, "columns_lookback"),  # time-major, 64 sequences
     ((1000, 64), 0, True, "columns_lookback"),   # the same reversed (time stride -64)
     ((3, 500, 16), 1, False, "columns_lookback"),  # (B, L, D) along L, D = 16: 48 sequences
-    ((1000, 16), 0, False, "columns"),        # below columns_lookback's 32 sequences
-    ((1000, 8), 0, False, "columns"),
+    ((1000, 16), 0, False, "columns_lookback"),  # tiles of 16 sequences
+    ((1000, 8), 0, False, "columns_lookback"),   # tiles of 8
     ((1000, 4), 0, False, "lookback_regs"),   # too few neighbours
     ((3, 500, 7), 1, False, "lookback_regs"),
     ((64, 1000), 1, False, "lookback_regs"),  # contiguous sequences
     ((64, 1000), 0, False, "columns_lookback"),  # the same array along dim 0: 1000 sequences of 64 steps
-    ((64, 31), 0, False, "columns"),           # one sequence short of columns_lookback's 32
+    ((64, 31), 0, False, "columns_lookback"),  # a tile of 32, one lane idle
 ])
-def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse, expected):
+def test_auto_takes_columns_lookback_for_time_major_batches(recorder, shape, dim, reverse, expected):
     va, vb, vout = views(shape)
     _scan._launch(None, va, vb, None, vout, dim, reverse, 5)
     (function,) = [event for event in recorder.events if event[0] == "function"]
@@ -153,13 +153,13 @@ def test_auto_takes_columns_for_time_major_batches(recorder, shape, dim, reverse
     assert [event[1] for event in recorder.events if event[0] == "function"] == [expected]
 
 
-def test_auto_sees_a_replaced_columns_entry(recorder, monkeypatch):
-    va, vb, vout = views((1000, 16))  # 16 time-major sequences: columns
+def test_auto_sees_a_replaced_columns_lookback_entry(recorder, monkeypatch):
+    va, vb, vout = views((1000, 16))  # 16 time-major sequences: columns_lookback's tiles of 16
     _scan._launch(None, va, vb, None, vout, 0, False, 5)
     first = recorder.shape
-    table = registry.VARIANTS["columns"].table
-    entry = table[("sm_80", "float32")]
-    monkeypatch.setitem(table, ("sm_80", "float32"), {kind: dict(fields, items=2) for kind, fields in entry.items()})
+    table = registry.VARIANTS["columns_lookback"].table
+    entry = table[("sm_90", "float32")]
+    monkeypatch.setitem(table, ("sm_90", "float32"), {kind: dict(fields, items=2) for kind, fields in entry.items()})
     _scan._launch(None, va, vb, None, vout, 0, False, 5)
     assert recorder.shape.items == 2 and first.items != 2
 

@@ -140,7 +140,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
 def test_every_tuning_entry_cites_its_source():
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
-            assert {"long", "short"} <= set(entry) <= {"many", "batch", "large", "long", "short"}, f"{variant.name} {arch}/{dtype}"
+            assert "short" in entry and set(entry) <= {*registry.SHAPE_KINDS, "short"}, f"{variant.name} {arch}/{dtype}"
             for kind, shape in entry.items():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
@@ -148,7 +148,7 @@ def test_every_tuning_entry_cites_its_source():
 def test_public_variants_listing():
     listing = rtscan.variants()
     assert [v["name"] for v in listing] == list(registry.VARIANTS)
-    assert {v["name"] for v in listing if v["auto"]} == {"lookback_regs", "columns", "columns_lookback"}
+    assert {v["name"] for v in listing if v["auto"]} == {"lookback_regs", "columns_lookback"}
     for entry in listing:
         assert entry["description"] and entry["passes"] >= 1 and entry["tuning"]
 
@@ -161,6 +161,8 @@ def test_traffic_model():
 # Pass 2 of a three-pass variant takes these through LaunchShape.carries; every other kernel leaves
 # them out and assumes them 0.
 CARRY_FIELDS = {"carry_threads": 0, "carry_items": 0}
+# A tile of one sequence's steps: every variant but columns_lookback (its sequences_per_tile).
+ONE_SEQUENCE = {"sequences_per_tile": 1}
 
 
 # What each kernel assumes for the launch-shape fields its template does not take
@@ -170,16 +172,16 @@ CARRY_FIELDS = {"carry_threads": 0, "carry_items": 0}
 NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
                "atomic_polls": 0, "chunks_first": 0}
 FIXED_BY_THE_KERNEL = {
-    "lookback_serial": CARRY_FIELDS,
-    "lookback_warp": CARRY_FIELDS,
-    "lookback_regs": CARRY_FIELDS,
+    "lookback_serial": {**CARRY_FIELDS, **ONE_SEQUENCE},
+    "lookback_warp": {**CARRY_FIELDS, **ONE_SEQUENCE},
+    "lookback_regs": {**CARRY_FIELDS, **ONE_SEQUENCE},
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0,
-                      "chunks_first": 0, **CARRY_FIELDS},
+                      "chunks_first": 0, **CARRY_FIELDS, **ONE_SEQUENCE},
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "chunks_first": 0,
-                 **CARRY_FIELDS},
-    "three_pass": NO_LOOKBACK,
-    "three_pass_reduce": NO_LOOKBACK,
-    "columns": dict(NO_LOOKBACK, vec=1),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
+                 **CARRY_FIELDS, **ONE_SEQUENCE},
+    "three_pass": dict(NO_LOOKBACK, **ONE_SEQUENCE),
+    "three_pass_reduce": dict(NO_LOOKBACK, **ONE_SEQUENCE),
+    "columns": dict(NO_LOOKBACK, vec=1, **ONE_SEQUENCE),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
     # one step a load, each lane walking its own sequence one level over tiles, tickets chunk by
     # chunk over groups of lanes (columns_lookback_index.cuh), which the field does not choose
     "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
@@ -295,14 +297,12 @@ def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     ((64, 1000), (1000, 1), (1000, 1), 1, False),   # contiguous sequences
     ((1000,), (1,), (1,), 0, False),
 ])
-def test_auto_gives_columns_the_time_major_batches(shape, in_strides, out_strides, dim, expected):
+def test_auto_gives_columns_lookback_the_time_major_batches(shape, in_strides, out_strides, dim, expected):
     from rtscan import _layout
 
     layout = _layout.plan(shape, in_strides, out_strides, dim, False).layout
     assert registry.columns_suits(layout) is expected
-    many = layout.num_seqs >= registry.COLUMNS_LOOKBACK_FROM_SEQUENCES
-    assert registry.auto_variant(layout).name == (("columns_lookback" if many else "columns") if expected
-                                                  else registry.AUTO)
+    assert registry.auto_variant(layout).name == ("columns_lookback" if expected else registry.AUTO)
 
 
 def test_columns_lookback_takes_its_long_shape_from_its_sequences():
@@ -313,4 +313,16 @@ def test_columns_lookback_takes_its_long_shape_from_its_sequences():
     assert long != short
     assert variant.launch_shape("sm_90", "float32", 1, 10, many) == long
     assert variant.launch_shape("sm_90", "float32", 1, 10**6, many - 1) == short
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+def test_columns_lookback_takes_tiles_of_fewer_sequences_for_few(arch):
+    """Up to 8 sequences a tile of 8, up to 16 a tile of 16, else of 32; the tile's steps a
+    sequence grow as its sequences shrink (two or four lanes a sequence)."""
+    variant = registry.resolve("columns_lookback")
+    tiles = {n: variant.launch_shape(arch, "float32", 1, 10**6, n).sequences_per_tile for n in (1, 8, 9, 16, 17, 5000)}
+    assert tiles == {1: 8, 8: 8, 9: 16, 16: 16, 17: 32, 5000: 32}
+    few = variant.launch_shape(arch, "float32", 1, 10**6, 16)
+    assert few.steps_per_sequence == few.block_threads * few.items // 16
+    assert variant.tile_counts(few, 16, 10**6) == (-(-10**6 // few.steps_per_sequence),) * 2
 
