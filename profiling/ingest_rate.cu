@@ -8,8 +8,10 @@
 //   3 the scan's tile: 8 LDG.128 a thread into registers (45 KB), then mode 0's 112 KB
 //   4 as 3, the copies issued before the register loads
 //   5 only the 8 LDG.128 a thread
+//   6 cp.async.ca, 4 B a thread, 112 KB (as columns_lookback stages its steps: a warp's copy of one
+//     step is 32 words)
 // Per-block GB/s and total TB/s are printed (NOTES item 55; results/h200/ingest-rate-2026-11-30.txt).
-// Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/ingest profiling/ingest_rate.cu && /tmp/ingest
+// Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/ingest profiling/ingest_rate.cu && /tmp/ingest [FIRST_MODE]
 #include "tile_copies.cuh"
 constexpr int THREADS = 352;
 constexpr int TILE = 112 * 1024;  // bytes per tile (staged part of the scan's tile)
@@ -25,8 +27,13 @@ __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, si
     for (int i = 0; i < iters; ++i) {
         const size_t tile = (size_t(i) * gridDim.x + blockIdx.x) % (span / TILE);
         const char* base = src + tile * TILE;
-        if (mode == 0) {
-            for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, base + o);
+        if (mode == 0 || mode == 6) {
+            if (mode == 0) {
+                for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, base + o);
+            } else {
+                for (int o = threadIdx.x * 4; o < TILE; o += THREADS * 4)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_address(smem + o)), "l"(base + o));
+            }
             asm volatile("cp.async.wait_all;" ::: "memory");
             __syncthreads();
             acc += reinterpret_cast<unsigned*>(smem)[threadIdx.x];
@@ -73,7 +80,7 @@ __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, si
     if (acc == 0x123456789ull) sink = acc;
 }
 
-int main() {
+int main(int argc, char** argv) {
     const size_t span = size_t(4) << 30;
     char* src;
     CK(cudaMalloc(&src, span));
@@ -83,9 +90,11 @@ int main() {
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-    const char* names[] = {"cp.async 16B", "LDG.128 regs", "TMA bulk", "LDG then cpasync", "cpasync then LDG", "8 LDG only"};
+    const char* names[] = {"cp.async 16B", "LDG.128 regs", "TMA bulk", "LDG then cpasync", "cpasync then LDG", "8 LDG only",
+                           "cp.async 4B"};
     printf("SMs %d; tile %d KB; per-block GB/s and total TB/s\n", sms, TILE / 1024);
-    for (int mode = 0; mode < 6; ++mode) {
+    const int first_mode = argc > 1 ? atoi(argv[1]) : 0;  // e.g. 6: only the modes from 6 on
+    for (int mode = first_mode; mode < 7; ++mode) {
         for (int k : {8, 16, 33, 66, 99, 132, 264}) {
             // Every mode asks for TILE bytes of shared memory, so that at most two blocks share an SM.
             const int iters = int((size_t(2) << 30) / TILE / k) + 1;
