@@ -10,6 +10,9 @@
 //   5 only the 8 LDG.128 a thread
 //   6 cp.async.ca, 4 B a thread, 112 KB (as columns_lookback stages its steps: a warp's copy of one
 //     step is 32 words)
+//   7 as 6 in columns_lookback's order for tiles of 16 sequences (rows of 64 B): lane l of warp w
+//     copies word l % 16 of rows (2w + l / 16) * ITEMS + i, i = 0 .. ITEMS - 1, so that one warp
+//     instruction takes two half lines, ITEMS rows apart
 // Per-block GB/s and total TB/s are printed (NOTES item 55; results/h200/ingest-rate-2026-11-30.txt).
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/ingest profiling/ingest_rate.cu && /tmp/ingest [FIRST_MODE]
 #include "tile_copies.cuh"
@@ -27,9 +30,16 @@ __global__ void __launch_bounds__(THREADS) load(const char* __restrict__ src, si
     for (int i = 0; i < iters; ++i) {
         const size_t tile = (size_t(i) * gridDim.x + blockIdx.x) % (span / TILE);
         const char* base = src + tile * TILE;
-        if (mode == 0 || mode == 6) {
+        if (mode == 0 || mode == 6 || mode == 7) {
             if (mode == 0) {
                 for (int o = threadIdx.x * 16; o < TILE; o += THREADS * 16) copy_16(smem + o, base + o);
+            } else if (mode == 7) {
+                constexpr int ROWS = TILE / 64, SPANS = THREADS / 16, ITEMS = ROWS / SPANS;  // 1792 rows, 22, 81
+                const int lane = threadIdx.x & 31, span = (threadIdx.x >> 5) * 2 + lane / 16;
+                for (int i = 0; i < ITEMS; ++i) {
+                    const int o = ((span * ITEMS + i) * 16 + lane % 16) * 4;
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_address(smem + o)), "l"(base + o));
+                }
             } else {
                 for (int o = threadIdx.x * 4; o < TILE; o += THREADS * 4)
                     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(smem_address(smem + o)), "l"(base + o));
@@ -91,10 +101,10 @@ int main(int argc, char** argv) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     const char* names[] = {"cp.async 16B", "LDG.128 regs", "TMA bulk", "LDG then cpasync", "cpasync then LDG", "8 LDG only",
-                           "cp.async 4B"};
+                           "cp.async 4B", "4B two rows"};
     printf("SMs %d; tile %d KB; per-block GB/s and total TB/s\n", sms, TILE / 1024);
     const int first_mode = argc > 1 ? atoi(argv[1]) : 0;  // e.g. 6: only the modes from 6 on
-    for (int mode = first_mode; mode < 7; ++mode) {
+    for (int mode = first_mode; mode < 8; ++mode) {
         for (int k : {8, 16, 33, 66, 99, 132, 264}) {
             // Every mode asks for TILE bytes of shared memory, so that at most two blocks share an SM.
             const int iters = int((size_t(2) << 30) / TILE / k) + 1;
@@ -105,7 +115,8 @@ int main(int argc, char** argv) {
             CK(cudaEventRecord(e1));
             CK(cudaEventSynchronize(e1)); CK(cudaGetLastError());
             float ms; CK(cudaEventElapsedTime(&ms, e0, e1));
-            const double bytes = double(iters) * k * (mode == 5 ? 8 * THREADS * 16 : mode >= 3 ? TILE + 8 * THREADS * 16 : TILE);
+            const double bytes = double(iters) * k * (mode == 5 ? 8 * THREADS * 16
+                                                      : mode == 3 || mode == 4 ? TILE + 8 * THREADS * 16 : TILE);
             printf("%-14s k=%3d: %6.1f GB/s per block, %5.2f TB/s total\n", names[mode], k, bytes / k / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e12);
         }
     }
