@@ -10,10 +10,7 @@
 // REGISTER_ITEMS in registers and the rest in shared memory, copied there by cp.async (more bytes in
 // flight than registers alone allow). A warp's load or store of one step is then 32 words from
 // 32 / SEQUENCES rows of SEQUENCES neighbouring sequences: coalesced wherever the innermost batch
-// axis is contiguous (any layout is correct, only slower). With VEC 4, where every four
-// neighbouring sequences of a step are 16 aligned bytes, the block stages its steps together by
-// 16-byte copies instead of each thread its own by 4-byte ones (a block's 4-byte copies came in
-// at under half the rate: profiling/NOTES.md, item 77). Where each tile, lane and step is, and
+// axis is contiguous (any layout is correct, only slower). Where each tile, lane and step is, and
 // where a lane's descriptors live, is columns_lookback_index.cuh's, which the CPU mirror builds
 // too. Then:
 //   1 each thread composes its span's maps; warp 0 composes the spans' maps per sequence (the
@@ -30,9 +27,8 @@
 // Template parameters (rtscan/tuning.py): BLOCK_THREADS (a multiple of 32), ITEMS (steps a thread
 // holds), REGISTER_ITEMS (of them, how many in registers), MIN_BLOCKS (__launch_bounds__),
 // LOOKBACK_DEPTH (predecessors a lane reads per round), ATOMIC_POLLS (tile_state.cuh's
-// poll_relaxed_gpu), SEQUENCES (a tile's sequences), VEC (4: the 16-byte staging; the host checks
-// the layout allows it). Launch: one block per tile, tiles_per_seq chunks times
-// ceil(num_seqs / SEQUENCES) groups, 2 * BLOCK_THREADS * (ITEMS - REGISTER_ITEMS + (VEC == 4)) * 4
+// poll_relaxed_gpu), SEQUENCES (a tile's sequences). Launch: one block per tile, tiles_per_seq
+// chunks times ceil(num_seqs / SEQUENCES) groups, 2 * BLOCK_THREADS * (ITEMS - REGISTER_ITEMS) * 4
 // bytes of dynamic shared memory; the workspace holds SEQUENCES entries per tile.
 #include "affine.cuh"
 #include "columns_lookback_index.cuh"
@@ -45,7 +41,7 @@
 namespace rtscan {
 
 template <int BLOCK_THREADS, int ITEMS, int REGISTER_ITEMS, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS,
-          int SEQUENCES, int VEC>
+          int SEQUENCES>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
                       const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -58,8 +54,13 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     constexpr int WARPS = BLOCK_THREADS / WARP_SIZE;
     constexpr int SPANS = WARPS * PARTS;
     constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;
-    static_assert(VEC == 1 || (VEC == 4 && STAGED_ITEMS % 4 == 0 && STAGED_ITEMS * SEQUENCES % WARP_SIZE == 0),
-                  "16-byte staging: whole pieces a thread, and spans that keep a warp's reads in distinct banks");
+    // A thread's steps past its first REGISTER_ITEMS wait in dynamic shared memory (the launch
+    // passes 2 * BLOCK_THREADS * STAGED_ITEMS * 4 bytes), staged step j of thread x at
+    // j * BLOCK_THREADS + x: a warp's copies of one step are 32 neighbouring words.
+    extern __shared__ float staged_storage[];
+    float* staged_a = staged_storage;
+    float* staged_b = staged_storage + BLOCK_THREADS * STAGED_ITEMS;
+    auto staged_slot = [&](int i) { return (i - REGISTER_ITEMS) * BLOCK_THREADS + int(threadIdx.x); };
     __shared__ long long shared_ticket;
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> span_maps[SPANS][SEQUENCES];
@@ -81,18 +82,6 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     const long long seq = lane_sequence<SEQUENCES>(tile, lane);
     const int column = lane % SEQUENCES;  // the tile's sequence this lane holds
     const int span = lane_span<SEQUENCES>(warp, lane);
-    // A thread's steps past its first REGISTER_ITEMS wait in dynamic shared memory (the launch
-    // passes 2 * BLOCK_THREADS * (STAGED_ITEMS + (VEC == 4)) * 4 bytes). VEC 1: staged step j of
-    // thread x at j * BLOCK_THREADS + x, a warp's copies of one step 32 neighbouring words; VEC 4:
-    // at staged_word(its span, j, its column).
-    extern __shared__ float staged_storage[];
-    constexpr int STAGED_WORDS = BLOCK_THREADS * (STAGED_ITEMS + (VEC == 4 ? 1 : 0));
-    float* staged_a = staged_storage;
-    float* staged_b = staged_storage + STAGED_WORDS;
-    auto staged_slot = [&](int i) {
-        return VEC == 4 ? staged_word<STAGED_ITEMS, SEQUENCES>(span, i - REGISTER_ITEMS, column)
-                        : (i - REGISTER_ITEMS) * BLOCK_THREADS + int(threadIdx.x);
-    };
     const bool has_seq = seq < layout.num_seqs;  // the last group's lanes past num_seqs idle
 
     long long in_offset = 0, out_offset = 0;
@@ -102,35 +91,11 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
 
     // All of a thread's loads are issued before any is used: the staged steps' copies first, then
     // the registers' loads.
-    if constexpr (VEC == 4) {
-        // Pieces threadIdx.x, + BLOCK_THREADS, ...: STAGED_ITEMS / 4 a thread, all of one column
-        // (BLOCK_THREADS is a multiple of SEQUENCES / 4), so of one group of four sequences.
-        const int quad_column = int(threadIdx.x) % (SEQUENCES / 4) * 4;
-        const long long quad_seq = tile.group * SEQUENCES + quad_column;
-        if (quad_seq < layout.num_seqs) {  // four whole sequences: the host asks num_seqs % 4 == 0
-            long long quad_in = 0, quad_out = 0;
-            sequence_origins(layout, quad_seq, quad_in, quad_out);
+    const long long first_offset = in_offset + first * layout.in_time_stride;
 #pragma unroll
-            for (int k = 0; k < STAGED_ITEMS / 4; ++k) {
-                int piece_span, row, piece_column;
-                staged_piece<STAGED_ITEMS, SEQUENCES>(k * BLOCK_THREADS + int(threadIdx.x), piece_span, row,
-                                                      piece_column);
-                const long long step = lane_first_step<ITEMS, SPANS>(chunk, piece_span) + REGISTER_ITEMS + row;
-                if (step < layout.length) {
-                    const long long offset = quad_in + step * layout.in_time_stride;
-                    const int word = staged_word<STAGED_ITEMS, SEQUENCES>(piece_span, row, piece_column);
-                    stage_steps<4>(staged_a + word, a + offset, 1, 0, 4);
-                    stage_steps<4>(staged_b + word, b + offset, 1, 0, 4);
-                }
-            }
-        }
-    } else {
-        const long long first_offset = in_offset + first * layout.in_time_stride;
-#pragma unroll
-        for (int i = REGISTER_ITEMS; i < ITEMS; ++i) {
-            stage_steps<1>(staged_a + staged_slot(i), a + first_offset, layout.in_time_stride, i, count);
-            stage_steps<1>(staged_b + staged_slot(i), b + first_offset, layout.in_time_stride, i, count);
-        }
+    for (int i = REGISTER_ITEMS; i < ITEMS; ++i) {
+        stage_steps<1>(staged_a + staged_slot(i), a + first_offset, layout.in_time_stride, i, count);
+        stage_steps<1>(staged_b + staged_slot(i), b + first_offset, layout.in_time_stride, i, count);
     }
     Affine<float> held[REGISTER_ITEMS];
 #pragma unroll
@@ -147,8 +112,7 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     Affine<float> running = affine_identity<float>();
 #pragma unroll
     for (int i = 0; i < REGISTER_ITEMS; ++i) running = compose(held[i], running);
-    wait_for_staged_steps();  // VEC 1: each thread reads back only the slots it copied
-    if constexpr (VEC == 4) __syncthreads();  // VEC 4: the block's copies, read by every thread
+    wait_for_staged_steps();  // each thread reads back only the slots it copied
 #pragma unroll
     for (int i = REGISTER_ITEMS; i < ITEMS; ++i) running = compose(step_map(i), running);
     span_maps[span][column] = running;

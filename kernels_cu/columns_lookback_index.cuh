@@ -74,29 +74,6 @@ RTSCAN_HOST_DEVICE long long lane_first_step(long long chunk, int span) {
     return chunk * (SPANS * ITEMS) + span * ITEMS;
 }
 
-// The 16-byte staging (columns_lookback's VEC 4, where four neighbouring sequences lie side by
-// side, 16-byte aligned, at every step): the block copies its tile's staged steps together, piece
-// by piece, a piece being one step of four neighbouring sequences, and each thread reads its own
-// steps back. In shared memory a span's STAGED rows (steps) of SEQUENCES words lie in order, with
-// one row of padding after each span, so that the 32 / SEQUENCES parts of a warp, reading one step
-// of their spans, fall in different banks.
-template <int STAGED, int SEQUENCES>
-RTSCAN_HOST_DEVICE int staged_word(int span, int row, int column) {
-    return (span * (STAGED + 1) + row) * SEQUENCES + column;
-}
-
-// Piece `piece` of a tile's staged copies: its span, its row (a step past the span's registered
-// ones) and its first column. Pieces run column fastest, then row, then span, so that a warp's
-// copies are whole rows and consecutive pieces of one thread keep its column.
-template <int STAGED, int SEQUENCES>
-RTSCAN_HOST_DEVICE void staged_piece(int piece, int& span, int& row, int& column) {
-    constexpr int QUADS = SEQUENCES / 4;
-    column = piece % QUADS * 4;
-    const int line = piece / QUADS;
-    span = line / STAGED;
-    row = line - span * STAGED;
-}
-
 // The state before a sequence's first chunk.
 RTSCAN_HOST_DEVICE float lane_first_carry(const float* h0, long long seq) {
     return h0 != nullptr ? h0[seq] : 0.0f;

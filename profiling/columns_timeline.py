@@ -61,13 +61,12 @@ def instrument(text: str) -> str:
     return timeline.apply_edits(text, _EDITS, "columns_lookback.cu", "columns_timeline.py")
 
 
-def launch_shape(shape_text: str, vec: int = 4):
-    """The LaunchShape of a columns_sweep.py shape text, its other fields from sm_90's short entry;
-    `vec` 4: the 16-byte staging (rows of a multiple of 4 sequences, as scan() would take it)."""
+def launch_shape(shape_text: str):
+    """The LaunchShape of a columns_sweep.py shape text, its other fields from sm_90's short entry."""
     from rtscan import registry, tuning
 
     fields = dict(tuning.COLUMNS_LOOKBACK[("sm_90", "float32")]["short"], **parse_shape(shape_text, "columns_lookback"))
-    return registry.entry_shape(fields, vec)
+    return registry.entry_shape(fields, 1)
 
 
 def capture(shape_text: str, sequences: int, length: int) -> np.ndarray:
@@ -76,7 +75,7 @@ def capture(shape_text: str, sequences: int, length: int) -> np.ndarray:
     from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace, registry
 
     variant = registry.resolve("columns_lookback")
-    shape = launch_shape(shape_text, 4 if sequences % 4 == 0 else 1)
+    shape = launch_shape(shape_text)
     _driver.make_current(0)
     expression = variant.name_expression(shape).replace("_scan<", "_scan_timeline<")
     text = instrument((_compile.kernels_dir() / "columns_lookback.cu").read_text()).encode()

@@ -205,21 +205,6 @@ def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool)
     return 4, misalignment
 
 
-def _lane_vector(plan: _layout.Plan, misalignment: int | None) -> int:
-    """4 where columns_lookback may stage four neighbouring sequences of a step by one 16-byte copy:
-    a, b and out 16-byte aligned, the innermost batch axis contiguous in a and b and a multiple of 4
-    long, and the time stride, the other batch strides and the origin of a and b multiples of 4
-    elements, so that every four sequences from a multiple of 4 are 16 aligned bytes at every step;
-    else 1."""
-    layout = plan.layout
-    rank = layout.batch_rank
-    if (misalignment != 0 or rank == 0 or layout.in_batch_stride[rank - 1] != 1 or layout.batch_size[rank - 1] % 4
-            or layout.in_time_stride % 4 or layout.in_origin % 4
-            or any(layout.in_batch_stride[axis] % 4 for axis in range(rank - 1))):
-        return 1
-    return 4
-
-
 def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     """The launch for this layout (chosen None: auto's), reused while the variant's tuning entry is
     the same object (an entry replaced, as sweeps and tests do, is seen; one edited in place would
@@ -232,8 +217,7 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
     chosen = chosen if chosen is not None else registry.auto_variant(plan.layout)
     entry = tuning.lookup(chosen.table, arch, va.dtype)
-    vec, head = (_lane_vector(plan, misalignment), 0) if chosen.lane_vectors else \
-        _vector_head(plan, misalignment, chosen.takes_head)
+    vec, head = _vector_head(plan, misalignment, chosen.takes_head)
     shape = chosen.launch_shape(arch, va.dtype, vec, plan.length + head, plan.num_seqs)
     # No head where the shape has only the scalar form (one step a thread), nor where it would turn
     # a row of one tile into two: rows of 4096 steps one element past a boundary, two short tiles

@@ -72,12 +72,6 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
     return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
 
 
-def lane_staged_bytes(shape: LaunchShape) -> int:
-    """columns_lookback_scan's: as staged_tile_bytes, and with 16-byte staging (vec 4) a row of
-    padding after each span (kernels_cu/columns_lookback_index.cuh's staged_word)."""
-    return 2 * 4 * shape.block_threads * (shape.items - shape.register_items + (shape.vec == 4))
-
-
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
 # 16-byte path, for sequences that fill one of their tiles, "many" and "batch" (optional) for
 # batches of rows up to their `to_length`, "large" (optional) for the largest launches, then "long";
@@ -145,7 +139,6 @@ class Variant:
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
     vector_steps: bool = True  # False: its kernels read one step at a time whatever the layout (vec always 1)
-    lane_vectors: bool = False  # vec 4: 16-byte copies of four neighbouring sequences at a step (_scan._lane_vector)
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
     def shared_bytes(self, shape: LaunchShape) -> int:
@@ -164,17 +157,14 @@ class Variant:
         variant without 16-byte steps, whose `from_length` a sequence reaches; else the short shape
         (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        vec = vec if self.vector_steps or self.lane_vectors else 1
+        vec = vec if self.vector_steps else 1
         for kind in SHAPE_KINDS:
             fields = entry.get(kind)
             if (fields is None or num_seqs * length < fields.get("from_total_steps", 0)
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
                     or length > fields.get("to_length", length)):
                 continue
-            if self.lane_vectors:  # every kind but the short one needs the 16-byte staging
-                if vec == 4:
-                    return entry_shape(fields, 4)
-            elif not self.vector_steps:
+            if not self.vector_steps:
                 if length >= fields.get("from_length", 0):
                     return entry_shape(fields, 1)
             elif vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
@@ -186,7 +176,7 @@ class Variant:
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""
         entry = tuning.lookup(self.table, arch, dtype)
-        vec = 4 if self.vector_steps or self.lane_vectors else 1
+        vec = 4 if self.vector_steps else 1
         shapes = tuple(entry_shape(entry[kind], vec) for kind in SHAPE_KINDS if kind in entry)
         return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], vec), entry_shape(entry["short"], 1))))
 
@@ -315,10 +305,9 @@ VARIANTS["columns_lookback"] = Variant(
     passes=1,
     table=tuning.COLUMNS_LOOKBACK,
     arguments=("block_threads", "items", "register_items", "min_blocks", "lookback_depth", "atomic_polls",
-               "sequences_per_tile", "vec"),
-    dynamic_shared=lane_staged_bytes,
+               "sequences_per_tile"),
+    dynamic_shared=staged_tile_bytes,
     vector_steps=False,
-    lane_vectors=True,
 )
 
 # variant="auto": lookback_regs, except for batches laid out time-major (columns_suits), which

@@ -2,7 +2,7 @@
 C++ compiler from the kernel's own headers, and its broken twins; ptxas on the kernel.
 
 - The mirror agrees with the float64 reference on time-major batches (groups of 32, 16 and 8
-  sequences, full and part-full, staged 4 or 16 bytes at a time), (B, L, D) along L, contiguous and strided rows, chunk edges and look-backs over
+  sequences, full and part-full), (B, L, D) along L, contiguous and strided rows, chunk edges and look-backs over
   many windows, reverse and h0, and gives the same bits whichever published end states its
   look-back happens to see.
 - Each broken twin is the mirror built against a copy of kernels_cu/ with one deliberate mistake in
@@ -25,12 +25,10 @@ from _mirrors import needs_compiler
 from rtscan import registry
 
 # Launch shapes compiled into the mirror (RTSCAN_COLUMNS_LOOKBACK_SHAPES): id -> (block threads,
-# items, lookback depth, sequences a tile, items in registers, vec). With vec 1 how many of a
-# thread's items wait in registers changes no bit; with vec 4 the rest are staged by 16-byte pieces.
-SHAPES = {0: (512, 64, 2, 32, 32, 1), 1: (128, 48, 1, 32, 16, 1), 2: (64, 2, 1, 32, 1, 1), 3: (96, 3, 3, 32, 1, 1),
-          4: (32, 5, 2, 32, 1, 1), 5: (512, 64, 2, 16, 32, 1), 6: (256, 64, 2, 8, 32, 1), 7: (64, 3, 2, 16, 1, 1),
-          8: (96, 2, 1, 8, 1, 1), 9: (512, 64, 2, 32, 32, 4), 10: (128, 48, 1, 32, 16, 4), 11: (512, 64, 2, 16, 32, 4),
-          12: (256, 64, 2, 8, 32, 4), 13: (64, 8, 2, 32, 4, 4), 14: (64, 6, 1, 16, 2, 4), 15: (96, 5, 3, 8, 1, 4)}
+# items, lookback depth, sequences a tile); how many of a thread's items wait in registers changes
+# no bit.
+SHAPES = {0: (512, 64, 2, 32), 1: (128, 48, 1, 32), 2: (64, 2, 1, 32), 3: (96, 3, 3, 32), 4: (32, 5, 2, 32),
+          5: (512, 64, 2, 16), 6: (256, 64, 2, 8), 7: (64, 3, 2, 16), 8: (96, 2, 1, 8)}
 
 # name -> (file under kernels_cu/, exact text, replacement)
 BROKEN_TWINS = {
@@ -66,12 +64,6 @@ BROKEN_TWINS = {
                              "return chunk * (SPANS * ITEMS) + span * ITEMS + 1;"),
     "first_carry_of_sequence_0": ("columns_lookback_index.cuh", "return h0 != nullptr ? h0[seq] : 0.0f;",
                                   "return h0 != nullptr ? h0[0] : 0.0f;"),
-    "staged_piece_of_one_sequence": ("columns_lookback_index.cuh", "column = piece % QUADS * 4;",
-                                     "column = piece % QUADS;"),
-    "staged_piece_row_off_by_one": ("columns_lookback_index.cuh", "row = line - span * STAGED;",
-                                    "row = line - span * STAGED + 1;"),
-    "staged_rows_overlap": ("columns_lookback_index.cuh", "return (span * (STAGED + 1) + row) * SEQUENCES + column;",
-                            "return (span * (STAGED + 1) + row) * (SEQUENCES / 2) + column;"),
     "compose_operands_swapped": ("affine.cuh", "multiply_add(later.a, earlier.b, later.b)",
                                  "multiply_add(earlier.a, later.b, earlier.b)"),
 }
@@ -82,7 +74,7 @@ mirror = _mirrors.module_fixture(build_mirror)
 
 def chunk_of(shape_id):
     """A tile's steps of each of its sequences."""
-    threads, items, _, sequences, _, _ = SHAPES[shape_id]
+    threads, items, _, sequences = SHAPES[shape_id]
     return threads * items // sequences
 
 
@@ -106,16 +98,6 @@ def cases():
         (8, (3, 50, 12), 1, False, False),       # (B, L, 12): groups across batch rows
         (5, (2 * chunk_of(5) + 9, 16), 0, False, True),
         (6, (3 * chunk_of(6) + 1, 5), 0, True, True),
-        # 16-byte staging: rows of a multiple of four sequences, every step's four 16-byte aligned
-        (13, (300, 40), 0, False, True),         # 10 chunks of 16, a group and a part-full one
-        (14, (250, 16), 0, True, True),          # 11 chunks of 24
-        (15, (200, 12), 0, False, True),         # 4 chunks of 60, two groups, the second of four
-        (14, (2, 130, 12), 1, False, True),      # (B, L, 12) along L: groups across batch rows
-        (13, (3, 70, 4), 1, True, False),        # (B, L, 4): a group of 12 over three rows
-        (9, (2 * chunk_of(9) + 3, 36), 0, False, True),
-        (10, (3 * chunk_of(10) + 1, 32), 0, True, True),
-        (11, (2 * chunk_of(11) + 5, 16), 0, False, True),
-        (12, (2 * chunk_of(12) + 7, 8), 0, True, True),
     ]
 
 
@@ -154,8 +136,8 @@ def test_the_tuned_shapes_are_built_into_the_mirror():
     variant = registry.resolve("columns_lookback")
     for arch in ("sm_80", "sm_90", "sm_100"):
         for shape in variant.launch_shapes(arch, "float32"):
-            assert (shape.block_threads, shape.items, shape.lookback_depth, shape.sequences_per_tile,
-                    shape.register_items, shape.vec) in SHAPES.values(), (arch, shape)
+            assert (shape.block_threads, shape.items, shape.lookback_depth,
+                    shape.sequences_per_tile) in SHAPES.values(), (arch, shape)
 
 
 # sm_100, which runs sm_90's entry untuned, spills 4 bytes in both of its shapes (ptxas 13.0).
@@ -169,24 +151,20 @@ def test_registered_shapes_do_not_spill(arch, tmp_path):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("sequences", [6, 8, 16, 40, 2052])
+@pytest.mark.parametrize("sequences", [6, 16, 40, 2049])
 def test_gpu_equals_mirror_bitwise(mirror, sequences):
-    """The tuned shape for this many sequences gives the mirror's bits on a time-major batch (with
-    the 16-byte staging where the sequences are a multiple of 4: every shape but the short one's
-    scalar form)."""
+    """The tuned shape for this many sequences gives the mirror's bits on a time-major batch."""
     import torch
 
     import rtscan
     from rtscan import _kernels
 
     variant = registry.resolve("columns_lookback")
-    vec = 4 if sequences % 4 == 0 else 1  # fresh tensors are 16-byte aligned (_scan._lane_vector)
-    shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 20, sequences)
+    shape = variant.launch_shape(_kernels.device_arch(0), "float32", 1, 1 << 20, sequences)
     shape_id = _mirrors.built_shape_id(SHAPES, (shape.block_threads, shape.items, shape.lookback_depth,
-                                                shape.sequences_per_tile, shape.register_items, shape.vec))
+                                                shape.sequences_per_tile))
     a, b = _mirrors.draw(np.random.default_rng(), (60 * chunk_of(shape_id) + 7, sequences))
-    a_gpu, b_gpu = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
-    assert a_gpu.data_ptr() % 16 == 0 and b_gpu.data_ptr() % 16 == 0
-    gpu = rtscan.scan(a_gpu, b_gpu, dim=0, variant="columns_lookback").cpu().numpy()
+    gpu = rtscan.scan(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), dim=0,
+                      variant="columns_lookback").cpu().numpy()
     cpu = mirror.scan(shape_id, a, b, dim=0)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"

@@ -401,19 +401,3 @@ def test_a_new_result_is_placed_off_the_boundary_only_for_a_head(recorder, case,
     if case == "b placed differently":
         vb = vb._replace(pointer=vb.pointer + 4)
     assert _scan._result_offset(registry.resolve(name), va, vb, 1, reverse) == expected
-
-
-@pytest.mark.parametrize("shape,dim,offset,vec", [
-    ((1000, 16), 0, 0, 4),       # time-major, aligned: four sequences are 16 aligned bytes a step
-    ((1000, 16), 0, 1, 1),       # a, b and out one element past a boundary
-    ((1000, 18), 0, 0, 1),       # rows of 18: a group of four would straddle two steps
-    ((3, 500, 8), 1, 0, 4),      # (B, L, 8) along L
-    ((3, 500, 12), 1, 0, 4),
-    ((3, 501, 6), 1, 0, 1),      # (B, L, 6): rows of 6
-])
-def test_columns_lookback_stages_16_bytes_where_four_sequences_are_aligned(recorder, shape, dim, offset, vec):
-    va, vb, vout = views(shape, offset=offset)
-    _scan._launch(registry.resolve("columns_lookback"), va, vb, None, vout, dim, False, 5)
-    assert recorder.shape.vec == vec
-    assert vec == 4 or recorder.shape == registry.entry_shape(
-        registry.resolve("columns_lookback").table[("sm_90", "float32")]["short"], 1)  # scalar: the short shape

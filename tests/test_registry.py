@@ -70,8 +70,7 @@ def test_launch_shapes_are_sound(arch, vec, length):
         assert shape in variant.launch_shapes(arch, "float32")  # compiled
         assert 0 <= shape.register_items <= shape.items
         assert 0 <= variant.shared_bytes(shape) <= 227 * 1024
-        assert shape.vec == vec or (vec == 4 and shape.vec == 1 and (shape.items % 4 or not (
-            variant.vector_steps or variant.lane_vectors)))
+        assert shape.vec == vec or (vec == 4 and shape.vec == 1 and (shape.items % 4 or not variant.vector_steps))
         assert shape.walk_lanes in (1, 32) and 1 <= shape.segment_tiles <= 32
         assert shape.block_threads % 32 == 0 and 32 <= shape.block_threads and shape.threads <= 1024
         assert shape.items % shape.vec == 0 and shape.register_items % shape.vec == 0  # whole chunks
@@ -183,9 +182,9 @@ FIXED_BY_THE_KERNEL = {
     "three_pass": dict(NO_LOOKBACK, **ONE_SEQUENCE),
     "three_pass_reduce": dict(NO_LOOKBACK, **ONE_SEQUENCE),
     "columns": dict(NO_LOOKBACK, vec=1, **ONE_SEQUENCE),  # one step at a time, whatever the layout (kernels_cu/columns.cu)
-    # each lane walking its own sequence one level over tiles, tickets chunk by chunk over groups of
-    # lanes (columns_lookback_index.cuh), which the field does not choose
-    "columns_lookback": {"walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
+    # one step a load, each lane walking its own sequence one level over tiles, tickets chunk by
+    # chunk over groups of lanes (columns_lookback_index.cuh), which the field does not choose
+    "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
                          **CARRY_FIELDS},
 }
 
@@ -310,23 +309,20 @@ def test_columns_lookback_takes_its_long_shape_from_its_sequences():
     variant = registry.resolve("columns_lookback")
     entry = variant.table[("sm_90", "float32")]
     many = entry["long"]["from_sequences"]
-    long, short = (registry.entry_shape(entry[kind], 4) for kind in ("long", "short"))
+    long, short = (registry.entry_shape(entry[kind], 1) for kind in ("long", "short"))
     assert long != short
-    assert variant.launch_shape("sm_90", "float32", 4, 10, many) == long
-    assert variant.launch_shape("sm_90", "float32", 4, 10**6, many - 1) == short
+    assert variant.launch_shape("sm_90", "float32", 1, 10, many) == long
+    assert variant.launch_shape("sm_90", "float32", 1, 10**6, many - 1) == short
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
 def test_columns_lookback_takes_tiles_of_fewer_sequences_for_few(arch):
-    """With 16-byte staging, up to 8 sequences a tile of 8, up to 16 a tile of 16, else of 32; the
-    tile's steps a sequence grow as its sequences shrink (two or four lanes a sequence). Without
-    it, every launch takes the short shape's scalar form."""
+    """Up to 8 sequences a tile of 8, up to 16 a tile of 16, else of 32; the tile's steps a
+    sequence grow as its sequences shrink (two or four lanes a sequence)."""
     variant = registry.resolve("columns_lookback")
-    tiles = {n: variant.launch_shape(arch, "float32", 4, 10**6, n).sequences_per_tile for n in (1, 8, 9, 16, 17, 5000)}
+    tiles = {n: variant.launch_shape(arch, "float32", 1, 10**6, n).sequences_per_tile for n in (1, 8, 9, 16, 17, 5000)}
     assert tiles == {1: 8, 8: 8, 9: 16, 16: 16, 17: 32, 5000: 32}
-    short = registry.entry_shape(variant.table[(arch if arch != "sm_100" else "sm_90", "float32")]["short"], 1)
-    assert all(variant.launch_shape(arch, "float32", 1, 10**6, n) == short for n in (1, 16, 5000))
-    few = variant.launch_shape(arch, "float32", 4, 10**6, 16)
+    few = variant.launch_shape(arch, "float32", 1, 10**6, 16)
     assert few.steps_per_sequence == few.block_threads * few.items // 16
     assert variant.tile_counts(few, 16, 10**6) == (-(-10**6 // few.steps_per_sequence),) * 2
 

@@ -82,40 +82,13 @@ float lane_lookback_carry(const LaneDescriptors& published, long long slot, long
     return NOT_PUBLISHED;
 }
 
-// The kernel's 16-byte staging (VEC 4) of one tile: the pieces as the block copies them, each four
-// neighbouring sequences read from their first one's address on, into a tile-sized array
-// (unwritten words NaN), as staged_piece and staged_word place them.
-template <int BLOCK_THREADS, int ITEMS, int SEQUENCES, int REGISTERS>
-void stage_by_pieces(const float* source, const rtscan::SeqLayout& layout, const rtscan::LaneTile& tile,
-                     std::vector<float>& staged) {
-    constexpr int STAGED = ITEMS - REGISTERS;
-    constexpr int SPANS = BLOCK_THREADS / SEQUENCES;
-    std::fill(staged.begin(), staged.end(), NOT_PUBLISHED);
-    for (int piece = 0; piece < SPANS * STAGED * (SEQUENCES / 4); ++piece) {
-        int span, row, column;
-        rtscan::staged_piece<STAGED, SEQUENCES>(piece, span, row, column);
-        const long long seq = tile.group * SEQUENCES + column;
-        const long long step = rtscan::lane_first_step<ITEMS, SPANS>(tile.chunk, span) + REGISTERS + row;
-        if (seq >= layout.num_seqs || step >= layout.length) continue;
-        long long in_origin, out_origin;
-        rtscan::sequence_origins(layout, seq, in_origin, out_origin);
-        const int word = rtscan::staged_word<STAGED, SEQUENCES>(span, row, column);
-        for (int v = 0; v < 4; ++v) {
-            if (word + v >= 0 && word + v < (int)staged.size())
-                staged[std::size_t(word + v)] = source[in_origin + step * layout.in_time_stride + v];
-        }
-    }
-}
-
-template <int BLOCK_THREADS, int ITEMS, int DEPTH, int SEQUENCES, int REGISTERS, int VEC>
+template <int BLOCK_THREADS, int ITEMS, int DEPTH, int SEQUENCES>
 void columns_lookback_scan(const float* a, const float* b, float* out, const float* h0,
                            const rtscan::SeqLayout& layout, double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
     constexpr int PARTS = WARP / SEQUENCES;
     constexpr int SPANS = WARPS * PARTS;
     constexpr long long STEPS = SPANS * ITEMS;
-    constexpr int STAGED = ITEMS - REGISTERS;
-    std::vector<float> staged_a(std::size_t(BLOCK_THREADS * (STAGED + 1))), staged_b(staged_a.size());
     std::mt19937_64 random(seed);
     std::bernoulli_distribution seen_now(finished_probability);
     const long long tiles_per_seq = (layout.length + STEPS - 1) / STEPS;
@@ -131,10 +104,6 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
     for (long long ticket = 0; ticket < num_tiles; ++ticket) {
         const rtscan::LaneTile tile = rtscan::lane_tile_of_ticket(ticket, groups);
         const bool has_successor = tile.chunk + 1 < tiles_per_seq;
-        if (VEC == 4) {
-            stage_by_pieces<BLOCK_THREADS, ITEMS, SEQUENCES, REGISTERS>(a, layout, tile, staged_a);
-            stage_by_pieces<BLOCK_THREADS, ITEMS, SEQUENCES, REGISTERS>(b, layout, tile, staged_b);
-        }
         // Every thread's loads and its span's map.
         for (int warp = 0; warp < WARPS; ++warp) {
             for (int lane = 0; lane < WARP; ++lane) {
@@ -149,11 +118,7 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
                     const long long step = first + i;
                     const bool exists = step >= 0 && step < layout.length;
                     const long long offset = in_origin + step * layout.in_time_stride;
-                    Map map = exists ? Map{a[offset], b[offset]} : affine_identity<float>();
-                    if (VEC == 4 && exists && i >= REGISTERS) {  // from the staged copies instead
-                        const int word = rtscan::staged_word<STAGED, SEQUENCES>(span, i - REGISTERS, lane % SEQUENCES);
-                        map = Map{staged_a[std::size_t(word)], staged_b[std::size_t(word)]};
-                    }
+                    const Map map = exists ? Map{a[offset], b[offset]} : affine_identity<float>();
                     held[at(span, lane % SEQUENCES) * ITEMS + std::size_t(i)] = map;
                     running = compose(map, running);
                 }
@@ -208,40 +173,30 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
 
 }  // namespace
 
-// Launch shapes the tests use (block threads, items, depth, sequences a tile, steps in registers,
-// vec): 0 and 1 are the tuning table's sm_90 shapes, 512 x 64 at depth 2 and 128 x 48 at depth 1,
-// and 5 and 6 its shapes for 16 and 8 sequences, each in its scalar form (where a thread's steps
-// wait, registers or shared memory, then changes no bit); 2-4 have chunks of 4, 9 and 5 steps, so
-// short inputs take many chunks and the look-back many windows, at depths 1, 3 and 2; 7 and 8 are
-// short chunks of 16 and 8 sequences (spans of 3 and 2 steps). 9-12 are 0, 1, 5 and 6 with 16-byte
-// staging (the registers' count then decides which steps go by pieces), 13-15 short chunks with it.
+// Launch shapes the tests use (block threads, items, depth, sequences a tile; where a thread's steps
+// wait, registers or shared memory, changes no bit): 0 and 1 are the tuning table's sm_90 shapes,
+// 512 x 64 at depth 2 and 128 x 48 at depth 1, and 5 and 6 its shapes for 16 and 8 sequences; 2-4
+// have chunks of 4, 9 and 5 steps, so short inputs take many chunks and the look-back many windows,
+// at depths 1, 3 and 2; 7 and 8 are short chunks of 16 and 8 sequences (spans of 3 and 2 steps).
 #define RTSCAN_COLUMNS_LOOKBACK_SHAPES(X) \
-    X(0, 512, 64, 2, 32, 32, 1)           \
-    X(1, 128, 48, 1, 32, 16, 1)           \
-    X(2, 64, 2, 1, 32, 1, 1)              \
-    X(3, 96, 3, 3, 32, 1, 1)              \
-    X(4, 32, 5, 2, 32, 1, 1)              \
-    X(5, 512, 64, 2, 16, 32, 1)           \
-    X(6, 256, 64, 2, 8, 32, 1)            \
-    X(7, 64, 3, 2, 16, 1, 1)              \
-    X(8, 96, 2, 1, 8, 1, 1)               \
-    X(9, 512, 64, 2, 32, 32, 4)           \
-    X(10, 128, 48, 1, 32, 16, 4)          \
-    X(11, 512, 64, 2, 16, 32, 4)          \
-    X(12, 256, 64, 2, 8, 32, 4)           \
-    X(13, 64, 8, 2, 32, 4, 4)             \
-    X(14, 64, 6, 1, 16, 2, 4)             \
-    X(15, 96, 5, 3, 8, 1, 4)
+    X(0, 512, 64, 2, 32)                  \
+    X(1, 128, 48, 1, 32)                  \
+    X(2, 64, 2, 1, 32)                    \
+    X(3, 96, 3, 3, 32)                    \
+    X(4, 32, 5, 2, 32)                    \
+    X(5, 512, 64, 2, 16)                  \
+    X(6, 256, 64, 2, 8)                   \
+    X(7, 64, 3, 2, 16)                    \
+    X(8, 96, 2, 1, 8)
 
 // The signature every mirror shares (tests/_mirrors.py): `finished` is the chance that the look-back
 // sees a published end state, drawn from `seed`.
 extern "C" int rtscan_columns_lookback_mirror(int shape, const float* a, const float* b, float* out, const float* h0,
                                               const rtscan::SeqLayout* layout, double finished,
                                               unsigned long long seed) {
-#define RTSCAN_SCAN_CASE(id, threads, items, depth, sequences, registers, vec)                              \
-    case id:                                                                                                  \
-        columns_lookback_scan<threads, items, depth, sequences, registers, vec>(a, b, out, h0, *layout, finished, \
-                                                                                 seed);                       \
+#define RTSCAN_SCAN_CASE(id, threads, items, depth, sequences)                                           \
+    case id:                                                                                             \
+        columns_lookback_scan<threads, items, depth, sequences>(a, b, out, h0, *layout, finished, seed); \
         return 0;
     switch (shape) {
         RTSCAN_COLUMNS_LOOKBACK_SHAPES(RTSCAN_SCAN_CASE)
