@@ -3,8 +3,8 @@
 # the 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths
 # are multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes
 # the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21), and cases
-# more per tool run its batch shape (sm_90: two sequences or more of at most 2^18 steps) on 2 x
-# 60000 steps, its large shape (from 2^24 on sm_90) on 2 x 300000 steps, and on 2 x 5300000
+# more per tool run its short_batch and batch shapes (sm_90: two sequences or more of at most 2^17
+# and 2^18 steps) on 2 x 60000 and 2 x 140000 steps, its large shape (from 2^24 on sm_90) on 2 x 300000 steps, and on 2 x 5300000
 # steps: 538 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
 # (kernels_cu/tile_state.cuh) under the tools too; and one on 2 x 1048580 steps in device memory one
 # element past a 16-byte boundary, which the 16-byte path scans from the boundary (P67). Cases run
@@ -30,7 +30,8 @@ for tool in memcheck racecheck; do
     for variant in $variants; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
-    echo "$tool lookback_regs 60000 any_total"  # the batch shape at 8 tiles a sequence, chunks first
+    echo "$tool lookback_regs 60000 any_total"  # the short_batch shape at 15 tiles a sequence, chunks first
+    echo "$tool lookback_regs 140000 any_total"  # the batch shape at 18 tiles a sequence, chunks first
     echo "$tool lookback_regs 300000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 16 tiles
     echo "$tool lookback_regs 5300000 any_total"  # and at 538 tiles: several waves, the stagger
     echo "$tool lookback_regs 1048580 head"  # rows one element past a 16-byte boundary: the head (P67)

@@ -73,11 +73,11 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
-# 16-byte path, for sequences that fill one of their tiles, "many" and "batch" (optional) for
-# batches of rows up to their `to_length`, "large" (optional) for the largest launches, then "long";
-# for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few"
-# for launches of at most their `to_sequences`.
-SHAPE_KINDS = ("many", "batch", "large", "long", "fewest", "few")
+# 16-byte path, for sequences that fill one of their tiles, "many", "short_batch" and "batch"
+# (optional) for batches of rows up to their `to_length`, "large" (optional) for the largest
+# launches, then "long"; for lanes across sequences (columns_lookback), "long" for many sequences
+# and "fewest" and "few" for launches of at most their `to_sequences`.
+SHAPE_KINDS = ("many", "short_batch", "batch", "large", "long", "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -91,9 +91,9 @@ def fills_a_tile(length: int, tile: int) -> bool:
 
 
 def any_total(entry: dict) -> dict:
-    """A tuning entry whose many, batch, large and long shapes take any launch whose sequences
-    fill their tiles, within their other bounds (no `from_total_steps`): how the GPU tests and the
-    sanitizer cases reach them at small sizes."""
+    """A tuning entry whose many, short_batch, batch, large and long shapes take any launch whose
+    sequences fill their tiles, within their other bounds (no `from_total_steps`): how the GPU tests
+    and the sanitizer cases reach them at small sizes."""
     return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
             if kind in SHAPE_KINDS else shape for kind, shape in entry.items()}
 
@@ -151,16 +151,17 @@ class Variant:
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
-        whose bounds the launch is within (at least `from_total_steps` steps in all and
-        `from_sequences` sequences, at most `to_sequences` sequences and `to_length` steps a
-        sequence) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile), or for a
+        whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
+        steps in all, at least `from_sequences` and at most `to_sequences` sequences, at most
+        `to_length` steps a sequence) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile), or for a
         variant without 16-byte steps, whose `from_length` a sequence reaches; else the short shape
         (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         for kind in SHAPE_KINDS:
             fields = entry.get(kind)
-            if (fields is None or num_seqs * length < fields.get("from_total_steps", 0)
+            total = num_seqs * length
+            if (fields is None or not fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
                     or length > fields.get("to_length", length)):
                 continue

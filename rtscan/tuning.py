@@ -23,6 +23,8 @@ from .errors import UnsupportedError
 #            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
 #   "many":  optional, tried first: as "batch" below, from more sequences, where the memory's
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
+#   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
+#            the short tile, chunks first, for batches of 2^23-2^24 steps);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -48,6 +50,9 @@ _BATCH_TILE_SM90 = {
     "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "from_total_steps": 1 << 23, "to_length": 1 << 18,
 }
+_P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
+              "p115-batch-shapes-2026-11-30-15.txt, p116-batch-boundary-2026-11-30-15.txt, "
+              "p118-spread-2026-11-30-15.txt)")
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
         "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
@@ -63,6 +68,15 @@ LOOKBACK_REGS = {
             "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
             "0.865, 2048 x 32768 0.886 against 0.864")),
+        "short_batch": dict(
+            _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
+            from_total_steps=1 << 23, to_total_steps=1 << 24, source=(
+                f"{_P115_P118}: chunks first, beside the batch tile on batches of 2^23-2^24 steps, 64 x "
+                "131072 0.727 against 0.705, 128 x 65536 0.738 and 0.758 against 0.721, 256 x 32768 0.768 "
+                "against 0.738, 128 x 131072 0.797 against 0.768, 512 x 32768 0.828 and 0.823 against 0.805 "
+                "and 0.804, 256 x 65536 0.822 and 0.821 against 0.806 and 0.807, 1024 x 16384 0.822 against "
+                "0.812; not at 262144 steps a row (64 x 262144 0.761 against 0.780) nor from 2^25 (1024 x "
+                "32768 0.844 against 0.868)")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "

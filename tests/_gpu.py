@@ -132,7 +132,7 @@ def length_id(length: int) -> str:
 
 
 def without_kinds(monkeypatch, variant, arch: str, kinds: tuple[str, ...]) -> dict:
-    """Takes the shapes `kinds` ("many", "batch", "large") out of the tuning entry `variant` uses on `arch`
+    """Takes the shapes `kinds` ("many", "batch", ...) out of the tuning entry `variant` uses on `arch`
     for the rest of the test, leaving its other shapes as they are; returns the entry as it was."""
     from rtscan import tuning
 

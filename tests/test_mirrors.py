@@ -30,7 +30,7 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2:
           6: (64, 1, 1, 1, 1, 1, 0, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0), 8: (256, 1, 1, 1, 1, 1, 0, 0),
           9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
           12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
-          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0)}
+          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -100,6 +100,7 @@ def cases():
         # batches span dozens of segments, on two batch axes and in reverse
         (14, (3, 2 * tile_of(14) + 37), -1, False, True),
         (16, (3, 2 * tile_of(16) + 37), -1, True, True),  # the sm_90 "many" shape: the batch tile in sequence order
+        (17, (3, 40 * tile_of(17) + 5), -1, False, True),  # "short_batch": the short tile, chunks first
         (15, (3, 40 * segment_steps(15) + 3), -1, False, True),
         (15, (2, 3, 3 * segment_steps(15) + 7), -1, True, False),
         (11, (3, 2 * small + 7, 2), 1, True, True),
@@ -125,15 +126,16 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
-    ("lookback_regs", "many", 3), ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
+    ("lookback_regs", "many", 3), ("lookback_regs", "short_batch", 3), ("lookback_regs", "short_batch", 30),
+    ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
     ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: many and batch (two sequences: many's from_sequences is lowered to
-    two), large and long (16-byte path, long sequences), short (16-byte path, sequences short of
+    the GPU's launch shapes: many, short_batch and batch (two sequences: many's from_sequences is
+    lowered to two), large and long (16-byte path, long sequences), short (16-byte path, sequences short of
     15/16 of a long tile) and scalar (strided input), and the seed's one-level look-backs. The
     shapes tried before the one tested are taken out of the table, which leaves the rest of the
     entry as tuned."""
@@ -143,7 +145,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in ("many", "batch", "large") and path not in entry:
+    if path in ("many", "short_batch", "batch", "large") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
@@ -156,7 +158,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
-        length, sequences = (1 << 17, 2) if path in ("many", "batch") else (1 << 40, 1)
+        length, sequences = (1 << 17, 2) if path in ("many", "short_batch", "batch") else (1 << 40, 1)
         length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))

@@ -117,14 +117,19 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
-    """sm_90's batch shapes (P114-P119): two sequences or more (many: 2048 or more), of at most 2^18
-    steps each, from 2^23 steps in all; the launches on either side keep their shapes."""
+    """sm_90's batch shapes (P114-P119, P123): two sequences or more (many: 2048 or more), of at
+    most 2^18 steps each (short_batch: 2^17), from 2^23 steps in all (short_batch: to 2^24); the
+    launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
     assert batch.chunks_first == 1 and large.chunks_first == long.chunks_first == 0
-    for length, sequences in ((65536, 256), (32768, 1024), (131072, 64), (2**18, 64), (8192, 2047)):
+    for length, sequences in ((65536, 512), (32768, 1024), (2**18, 64), (2**18, 32), (16384, 2047), (131072, 129)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
+    short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
+    assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
+    for length, sequences in ((65536, 256), (65536, 128), (131072, 64), (131072, 128), (16384, 1024), (4096, 3000)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
     for length, sequences in ((16384, 4096), (32768, 2048), (2**18, 2048)):
@@ -134,7 +139,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert variant.launch_shape("sm_90", "float32", 4, 2**23, 1) == long  # one sequence
     assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
-    assert {batch, many} <= set(variant.launch_shapes("sm_90", "float32"))  # compiled at import
+    assert {batch, many, short_batch} <= set(variant.launch_shapes("sm_90", "float32"))  # compiled at import
 
 
 def test_every_tuning_entry_cites_its_source():
@@ -260,8 +265,8 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 
 def test_any_total_lifts_only_the_launch_thresholds():
-    """What the GPU tests and the sanitizer cases run: the many, batch, large and long shapes from
-    one of their tiles on, whatever the launch's total; everything else as tuned."""
+    """What the GPU tests and the sanitizer cases run: the many, short_batch, batch, large and long
+    shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
@@ -272,8 +277,9 @@ def test_any_total_lifts_only_the_launch_thresholds():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
 
-@pytest.mark.parametrize("length,lifted,kind", [(60000, True, "batch"), (300000, True, "large"),
-                                               (5300000, True, "large"), (1048580, False, "long")])
+@pytest.mark.parametrize("length,lifted,kind", [(60000, True, "short_batch"), (140000, True, "batch"),
+                                               (300000, True, "large"), (5300000, True, "large"),
+                                               (1048580, False, "long")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, any_total where `lifted`)
     run the shapes its comments name, so that a retune cannot quietly drop a shape from the tools."""
