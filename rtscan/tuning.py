@@ -76,7 +76,9 @@ LOOKBACK_REGS = {
                 "against 0.738, 128 x 131072 0.797 against 0.768, 512 x 32768 0.828 and 0.823 against 0.805 "
                 "and 0.804, 256 x 65536 0.822 and 0.821 against 0.806 and 0.807, 1024 x 16384 0.822 against "
                 "0.812; not at 262144 steps a row (64 x 262144 0.761 against 0.780) nor from 2^25 (1024 x "
-                "32768 0.844 against 0.868)")),
+                "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
+                "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
+                "0.825 against 0.807)")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
