@@ -5,8 +5,8 @@
 // once.
 //
 // A tile is SEQUENCES neighbouring sequences (one group: 32, 16 or 8) over SPANS * ITEMS
-// consecutive steps (one chunk of the time axis). Lane l of every thread's warp holds sequence
-// l % SEQUENCES of the group, and span lane_span(warp, lane) of the chunk: ITEMS steps, the first
+// consecutive steps (one chunk of the time axis). Lane l of every warp holds sequence l % SEQUENCES
+// of the group, and span lane_span(warp, lane) of the chunk: ITEMS steps, the first
 // REGISTER_ITEMS in registers and the rest in shared memory, copied there by cp.async (more bytes in
 // flight than registers alone allow). A warp's load or store of one step is then 32 words from
 // 32 / SEQUENCES rows of SEQUENCES neighbouring sequences: coalesced wherever the innermost batch
