@@ -9,7 +9,8 @@ GPU tests do, tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps 
 tools at a size they can finish. With `head` instead, the two sequences lie in device memory one
 element past a 16-byte boundary (a, b and out alike), which the look-back kernels scan 16 bytes at a
 time from the boundary (SeqLayout.head, P67); memcheck then sees whether a read or write strays
-outside the allocations. columns and columns_lookback also scan time-major batches of 100 and 12 sequences.
+outside the allocations. columns and columns_lookback also scan time-major batches of 100 and 12
+sequences.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | head]
 """
