@@ -8,8 +8,13 @@ so sequence 0 of the tile's group), end (thread 0). Tiles are indexed by ticket,
 batch of one group (SEQUENCES or fewer sequences) is one chain and "earlier tiles" are exactly a
 tile's predecessors; with several groups they include other chains' tiles.
 
+With --inside, lane 0's look-back (kernels_cu/lane_lookback.cuh, instrumented in a temporary
+copy of kernels_cu/ as profiling/protocol_timeline.py does) also records how many rounds of polls
+it took, in which window it found a finished predecessor, when it found it (the fold after that is
+"carry - found") and when its first round of polls came back.
+
 Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/columns_timeline.py --shape 512x64r32b1d2s16 --row 16x1048576
+    PYTHONPATH=. python3 profiling/columns_timeline.py --shape 512x64r32b1d2s16 --row 16x1048576 [--inside]
 (--shape in profiling/columns_sweep.py's form; --row SxL: S sequences of L steps laid out (L, S).)
 """
 
@@ -23,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))  # timeline.py and columns_sweep.py beside this script
+import protocol_timeline  # noqa: E402
 import timeline  # noqa: E402
 from columns_sweep import parse_row, parse_shape  # noqa: E402
 
@@ -61,6 +67,37 @@ def instrument(text: str) -> str:
     return timeline.apply_edits(text, _EDITS, "columns_lookback.cu", "columns_timeline.py")
 
 
+INSIDE_STAMPS = 4  # per tile, lane 0: poll rounds, window of the finished predecessor, found, first return
+_NOTHING = "    const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};\n"
+_READY = "            if (ready) break;\n"
+_FOUND = "        float state = 0.0f;\n"
+_INSIDE_EDITS = (
+    ("namespace rtscan {\n", "namespace rtscan {\n" + timeline.STAMP_HELPER
+     + "__device__ unsigned long long* lane_stamps;  // set by each block's thread 0\n"),
+    (_NOTHING, _NOTHING + "    unsigned long long rounds = 0, first_return = 0;\n"),
+    (_READY, "            if (++rounds == 1) first_return = stamp();  // this round's polls are back\n" + _READY),
+    (_FOUND, "        if ((threadIdx.x & 31) == 0) {\n"
+             "            unsigned long long* const mine = lane_stamps + slot / SEQUENCES * 4;\n"
+             "            mine[0] = rounds;\n            mine[1] = (unsigned long long)window;\n"
+             "            mine[2] = stamp();\n            mine[3] = first_return;\n        }\n" + _FOUND),
+)
+# After _EDITS: each block points lane_stamps past the main stamps (the helper is lane_lookback.cuh's).
+_STARTED = "    const unsigned long long started = stamp();\n"
+
+
+def instrument_lane_lookback(text: str) -> str:
+    """lane_lookback.cuh's text with lane 0's look-back stamps."""
+    return timeline.apply_edits(text, _INSIDE_EDITS, "lane_lookback.cuh", "columns_timeline.py")
+
+
+def instrument_with_inside(text: str) -> str:
+    """instrument(text) without its stamp helper (the instrumented lane_lookback.cuh has it),
+    pointing lane_stamps at the second part of the stamp buffer."""
+    text = instrument(text).replace(timeline.STAMP_HELPER, "", 1)
+    return text.replace(_STARTED, _STARTED + f"    if (threadIdx.x == 0) lane_stamps = times + {timeline.STAMPS} "
+                        "* num_tiles;\n", 1)
+
+
 def launch_shape(shape_text: str):
     """The LaunchShape of a columns_sweep.py shape text, its other fields from sm_90's short entry."""
     from rtscan import registry, tuning
@@ -69,9 +106,11 @@ def launch_shape(shape_text: str):
     return registry.entry_shape(fields, 1)
 
 
-def capture(shape_text: str, sequences: int, length: int) -> np.ndarray:
+def capture(shape_text: str, sequences: int, length: int, instrument=instrument,
+            extra_stamps: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Stamps of every tile of a time-major batch (length, sequences) from the third launch:
-    tiles x timeline.STAMPS, int64, indexed by ticket."""
+    (tiles x timeline.STAMPS indexed by ticket, tiles x extra_stamps indexed by group and chunk),
+    int64; `instrument` makes the kernel's text from columns_lookback.cu's."""
     from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace, registry
 
     variant = registry.resolve("columns_lookback")
@@ -92,7 +131,7 @@ def capture(shape_text: str, sequences: int, length: int) -> np.ndarray:
     a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
     a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
     b.fill(rng.standard_normal(n, dtype=np.float32), stream)
-    times = _bench.DeviceBuffer(2 * timeline.STAMPS * tiles)  # 64-bit stamps, float32-counted
+    times = _bench.DeviceBuffer(2 * (timeline.STAMPS + extra_stamps) * tiles)  # 64-bit stamps, float32-counted
     plan = _layout.plan((length, sequences), (sequences, 1), (sequences, 1), 0, False)
     workspace = _workspace.acquire(0, stream, tiles * shape.sequences_per_tile)
     arguments = (ctypes.c_void_p(a.pointer), ctypes.c_void_p(b.pointer), ctypes.c_void_p(out.pointer),
@@ -101,11 +140,31 @@ def capture(shape_text: str, sequences: int, length: int) -> np.ndarray:
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
         _driver.launch(function, tiles, shape.threads, shared_bytes, stream, ctypes.addressof(pointers))
-    stamps = np.empty(timeline.STAMPS * tiles, np.int64)
+    stamps = np.empty((timeline.STAMPS + extra_stamps) * tiles, np.int64)
     _driver.copy_to_host(stamps.ctypes.data, times.pointer, stamps.nbytes, stream)
     _driver.synchronize(stream)
     _driver.destroy_stream(stream)
-    return stamps.reshape(tiles, timeline.STAMPS)
+    split = timeline.STAMPS * tiles
+    return stamps[:split].reshape(tiles, timeline.STAMPS), stamps[split:].reshape(tiles, extra_stamps)
+
+
+def analyse_inside(main: np.ndarray, inside: np.ndarray) -> list[str]:
+    """Lane 0's look-back, for tiles past their sequence's first chunk (one group: indexed alike)."""
+    origin = main[:, 6].min()
+    walked = inside[:, 2] > 0  # chunk 0 never looks back
+    aggregate, carry = main[walked, 1] - origin, main[walked, 2] - origin
+    rounds, window, found, first_return = inside[walked, 0], inside[walked, 1], inside[walked, 2] - origin, \
+        inside[walked, 3] - origin
+
+    def row(name, values, scale=1e3):
+        return f"  {name:<38}" + " ".join(f"{np.percentile(values, p) / scale:7.2f}" for p in timeline.PERCENTILES)
+
+    return [f"lane 0's look-back on {int(walked.sum())} tiles; percentiles     "
+            + " ".join(f"{p:>6}%" for p in timeline.PERCENTILES),
+            row("poll rounds", rounds, 1), row("window of the finished one", window, 1),
+            row("first round back - aggregate (us)", first_return - aggregate),
+            row("found - aggregate (us)", found - aggregate),
+            row("fold: carry - found (us)", carry - found)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1][sSEQUENCES]")
     parser.add_argument("--row", default="16x1048576", help="SxL: S sequences of L steps, laid out (L, S)")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
+    parser.add_argument("--inside", action="store_true", help="also stamp lane 0's look-back (one group only)")
     args = parser.parse_args(argv)
     (length, sequences), dim = parse_row(args.row)
     if dim != 0:
@@ -124,11 +184,17 @@ def main(argv: list[str] | None = None) -> int:
     if not rtscan.gpu_available():
         print("profiling/columns_timeline.py needs a GPU; none is visible here", file=sys.stderr)
         return 2
-    stamps = capture(args.shape, sequences, length)
+    if args.inside:
+        if sequences > launch_shape(args.shape).sequences_per_tile:
+            parser.error("--inside indexes its stamps by chunk: one group of sequences only")
+        with protocol_timeline.instrumented_kernels(instrument_lane_lookback, "lane_lookback.cuh"):
+            stamps, inside = capture(args.shape, sequences, length, instrument_with_inside, INSIDE_STAMPS)
+    else:
+        stamps, inside = capture(args.shape, sequences, length)
     if args.out:
-        timeline.save_stamps(args.out, f"columns-timeline-{args.shape}-{args.row}", stamps)
+        timeline.save_stamps(args.out, f"columns-timeline-{args.shape}-{args.row}", np.hstack([stamps, inside]))
     print(f"timeline of columns_lookback {args.shape} on time-major {args.row}")
-    print("\n".join(timeline.analyse(stamps)))
+    print("\n".join(timeline.analyse(stamps) + (analyse_inside(stamps, inside) if args.inside else [])))
     return 0
 
 

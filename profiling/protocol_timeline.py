@@ -63,17 +63,17 @@ def instrument_lookback(text: str) -> str:
 
 
 @contextlib.contextmanager
-def instrumented_kernels(instrument=instrument_tile_state):
-    """A temporary copy of kernels_cu/ with tile_state.cuh instrumented (by `instrument`, this
-    script's stamps unless given), made rtscan's kernels folder while the context lasts (the
-    instrumented lookback.cu is compiled from text)."""
+def instrumented_kernels(instrument=instrument_tile_state, header: str = "tile_state.cuh"):
+    """A temporary copy of kernels_cu/ with `header` (tile_state.cuh unless given) instrumented by
+    `instrument` (this script's stamps unless given), made rtscan's kernels folder while the
+    context lasts (the instrumented kernel itself is compiled from text)."""
     from rtscan import _compile
 
     original = _compile.kernels_dir
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "kernels_cu"
         shutil.copytree(original(), copy)
-        (copy / "tile_state.cuh").write_text(instrument((copy / "tile_state.cuh").read_text()))
+        (copy / header).write_text(instrument((copy / header).read_text()))
         _compile.kernels_dir = lambda: copy
         try:
             yield copy
