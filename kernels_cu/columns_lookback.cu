@@ -65,6 +65,7 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> span_maps[SPANS][SEQUENCES];
     __shared__ float shared_carry[SEQUENCES];
+    __shared__ LaneStash<LOOKBACK_DEPTH, SEQUENCES> lookback_stash;  // warp 0's walk (lane_lookback.cuh)
 
     const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
     const int warp = int(threadIdx.x) / WARP_SIZE;
@@ -136,8 +137,8 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
                 carry = lane_first_carry(h0, seq);
             } else {
                 if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
-                carry = lane_lookback_carry<LOOKBACK_DEPTH, SEQUENCES, ATOMIC_POLLS != 0>(ws.segments(), slot, chunk,
-                                                                                         generation);
+                carry = lane_lookback_carry<LOOKBACK_DEPTH, SEQUENCES, ATOMIC_POLLS != 0>(
+                    ws.segments(), slot, chunk, generation, lookback_stash, lane);
             }
             if (has_successor) publish_inclusive(ws.segments(), slot, generation, apply(aggregate, carry));
         }

@@ -26,9 +26,21 @@ namespace rtscan {
 // Determinism: the end states form one chain, inclusive[c] = fma(A[c], inclusive[c - 1], B[c]),
 // and the fold rebuilds exactly that chain from whichever finished predecessor it finds, one fma
 // per tile, nearest last. So the carry's bits do not depend on which predecessors were finished.
+//
+// A walk past the first window folds back through the nearer ones. The aggregates of the first
+// LANE_STASHED_WINDOWS windows are kept in `stash` (shared memory, [window][k][lane], each lane
+// only its own) as the walk passes them, so that folding back costs no second round trip for
+// those (P124: on one chain of tiles a lane walks back a median 6 windows, and reading them again
+// one after another took a quarter of its wait); farther ones are read again.
+constexpr int LANE_STASHED_WINDOWS = 16;
+
+template <int DEPTH, int SEQUENCES>
+using LaneStash = float2[LANE_STASHED_WINDOWS][DEPTH][SEQUENCES];
+
 template <int DEPTH, int SEQUENCES, bool ATOMIC_POLLS>
 __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, long long slot, long long chunk,
-                                                     unsigned generation) {
+                                                     unsigned generation, LaneStash<DEPTH, SEQUENCES>& stash,
+                                                     int lane) {
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
@@ -53,7 +65,13 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
                     ready = ready && seen[k].aggregated;
             if (ready) break;
         }
-        if (first_finished == DEPTH) continue;  // a whole window of aggregates: look farther back
+        if (first_finished == DEPTH) {  // a whole window of aggregates: look farther back
+            if (window < LANE_STASHED_WINDOWS) {
+#pragma unroll
+                for (int k = 0; k < DEPTH; ++k) stash[window][k][lane] = make_float2(seen[k].a, seen[k].b);
+            }
+            continue;
+        }
 
         float state = 0.0f;
 #pragma unroll
@@ -62,16 +80,24 @@ __device__ __forceinline__ float lane_lookback_carry(const Descriptors& level, l
 #pragma unroll
         for (int k = DEPTH - 1; k >= 0; --k)
             if (k < first_finished) state = apply(Affine<float>{seen[k].a, seen[k].b}, state);
-        // The nearer windows, farthest first. Tags not checked again: this lane saw each of these
-        // words carry this launch's generation, a word is written once per launch, and read-read
-        // coherence keeps a later read of the same address by the same thread from returning an
-        // older value.
+        // The nearer windows, farthest first: from the stash, or read again. Tags not checked
+        // again: this lane saw each of these words carry this launch's generation, a word is
+        // written once per launch, and read-read coherence keeps a later read of the same address
+        // by the same thread from returning an older value.
         for (long long nearer = window - 1; nearer >= 0; --nearer) {
 #pragma unroll
             for (int k = DEPTH - 1; k >= 0; --k) {
-                const PredecessorView view = read_predecessor<ATOMIC_POLLS>(
-                    level, predecessor_slot<SEQUENCES>(slot, lane_lookback_distance<DEPTH>(nearer, k)), generation);
-                state = apply(Affine<float>{view.a, view.b}, state);
+                Affine<float> map;
+                if (nearer < LANE_STASHED_WINDOWS) {
+                    const float2 kept = stash[nearer][k][lane];
+                    map = {kept.x, kept.y};
+                } else {
+                    const PredecessorView view = read_predecessor<ATOMIC_POLLS>(
+                        level, predecessor_slot<SEQUENCES>(slot, lane_lookback_distance<DEPTH>(nearer, k)),
+                        generation);
+                    map = {view.a, view.b};
+                }
+                state = apply(map, state);
             }
         }
         return state;
