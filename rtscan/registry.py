@@ -153,14 +153,14 @@ class Variant:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at most
-        `to_length` steps a sequence) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile), or for a
-        variant without 16-byte steps, whose `from_length` a sequence reaches; else the short shape
-        (tuning.py says why)."""
+        `to_length` steps a sequence) and, on the 16-byte path, whose tile a sequence fills
+        (fills_a_tile), or for a variant without 16-byte steps, whose `from_length` a sequence
+        reaches; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
+        total = num_seqs * length
         for kind in SHAPE_KINDS:
             fields = entry.get(kind)
-            total = num_seqs * length
             if (fields is None or not fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
                     or length > fields.get("to_length", length)):
