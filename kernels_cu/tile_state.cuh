@@ -184,6 +184,8 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 
 // Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
 // position in its sequence is `position` > 0 (segment 0 starts from h0 and never looks back).
+// A sequence's consecutive entries lie STRIDE apart: 1 here, SEQUENCES where columns_lookback.cu
+// walks one sequence of its tile with a whole warp (lane_lookback.cuh's entries).
 //
 // A window is LANES * DEPTH predecessors, read with one round of loads: lane l < LANES, depth d
 // looks 1 + l + LANES d + LANES DEPTH w segments back in window w (indexing.cuh). LANES = 32 is
@@ -198,16 +200,21 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // STASHED_WINDOWS windows are kept in shared memory as the walk passes them, each lane its own,
 // so that folding back costs no second round trip for those (P76: in a launch's first wave no
 // tile is finished yet, and tile k walks back about k / SPAN windows); farther ones are read again.
+// Where WALKERS warps of a block walk at once, each passes its own `walker` (0 .. WALKERS - 1) and
+// keeps its own stash.
 constexpr int STASHED_WINDOWS = 4;
 
-template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false>
+template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false, int STRIDE = 1, int WALKERS = 1>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
-                                                unsigned generation) {
+                                                unsigned generation, int walker = 0) {
     constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
-    // Written and read back by the same lane only: no barrier is needed. One warp a block walks.
-    __shared__ float2 stashed[STASHED_WINDOWS][DEPTH][LANES];
+    // Written and read back by the same lane only: no barrier is needed.
+    __shared__ float2 walkers_stash[WALKERS][STASHED_WINDOWS][DEPTH][LANES];
+    float2 (&stashed)[STASHED_WINDOWS][DEPTH][LANES] = walkers_stash[walker];
+    // The entry `distance` segments before this one.
+    auto predecessor = [&](long long distance) { return segment - distance * STRIDE; };
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
@@ -217,7 +224,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
                 const bool reads = lane < LANES && distance <= position;
-                seen[d] = reads ? read_predecessor<ATOMIC_POLLS>(segments, segment - distance, generation) : nothing;
+                seen[d] = reads ? read_predecessor<ATOMIC_POLLS>(segments, predecessor(distance), generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
@@ -270,7 +277,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
                 for (int d = 0; d < DEPTH; ++d)
                     if (lane < LANES)
                         seen[d] = read_predecessor<ATOMIC_POLLS>(
-                            segments, segment - lookback_distance<DEPTH, LANES>(lane, d, nearer), generation);
+                            segments, predecessor(lookback_distance<DEPTH, LANES>(lane, d, nearer)), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
             // independent of `state` and can be issued early: only the fmas form the chain.
