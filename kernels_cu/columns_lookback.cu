@@ -18,7 +18,7 @@
 //     (chunk 0 takes h0 and publishes its end state at once). WALK_LANES 1: lane l < SEQUENCES
 //     of warp 0 does this for sequence l (lane_lookback.cuh); otherwise warp w does it for
 //     sequences w, w + WARPS, ..., WALK_LANES of its lanes reading a predecessor each a round
-//     (tile_state.cuh's lookback_carry over this kernel's entries);
+//     (tile_state.cuh's lookback_carry over this kernel's entries, in sequence_slot's order);
 //   2 each thread applies the earlier spans' maps to the carry, then walks its steps, one fma and
 //     one store a step.
 // Tiles are taken in ticket order, chunk-major, so a tile's predecessors hold earlier tickets: the
@@ -162,14 +162,14 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
         for (int walked = warp; walked < SEQUENCES; walked += WARPS) {  // warp-uniform
             const long long walked_seq = lane_sequence<SEQUENCES>(tile, walked);
             const Affine<float> aggregate = tile_aggregate(lane, walked, 0, 1);  // lane 0's
-            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, walked);
+            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);
             float carry = 0.0f;
             if (walked_seq < layout.num_seqs) {
                 if (chunk == 0) {
                     carry = lane_first_carry(h0, walked_seq);
                 } else {
                     if (lane == 0 && has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
-                    carry = lookback_carry<LOOKBACK_DEPTH, WALK_LANES, ATOMIC_POLLS != 0, SEQUENCES, WARPS>(
+                    carry = lookback_carry<LOOKBACK_DEPTH, WALK_LANES, ATOMIC_POLLS != 0, WARPS>(
                         ws.segments(), slot, chunk, generation, warp);
                 }
                 if (lane == 0 && has_successor)

@@ -184,8 +184,6 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 
 // Called by all 32 lanes of one warp. Returns the state just before segment `segment`, whose
 // position in its sequence is `position` > 0 (segment 0 starts from h0 and never looks back).
-// A sequence's consecutive entries lie STRIDE apart: 1 here, SEQUENCES where columns_lookback.cu
-// walks one sequence of its tile with a whole warp (lane_lookback.cuh's entries).
 //
 // A window is LANES * DEPTH predecessors, read with one round of loads: lane l < LANES, depth d
 // looks 1 + l + LANES d + LANES DEPTH w segments back in window w (indexing.cuh). LANES = 32 is
@@ -204,7 +202,7 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // keeps its own stash.
 constexpr int STASHED_WINDOWS = 4;
 
-template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false, int STRIDE = 1, int WALKERS = 1>
+template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false, int WALKERS = 1>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
                                                 unsigned generation, int walker = 0) {
     constexpr int SPAN = LANES * DEPTH;
@@ -213,8 +211,6 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
     // Written and read back by the same lane only: no barrier is needed.
     __shared__ float2 walkers_stash[WALKERS][STASHED_WINDOWS][DEPTH][LANES];
     float2 (&stashed)[STASHED_WINDOWS][DEPTH][LANES] = walkers_stash[walker];
-    // The entry `distance` segments before this one.
-    auto predecessor = [&](long long distance) { return segment - distance * STRIDE; };
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];
@@ -224,7 +220,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
             for (int d = 0; d < DEPTH; ++d) {
                 const long long distance = lookback_distance<DEPTH, LANES>(lane, d, window);
                 const bool reads = lane < LANES && distance <= position;
-                seen[d] = reads ? read_predecessor<ATOMIC_POLLS>(segments, predecessor(distance), generation) : nothing;
+                seen[d] = reads ? read_predecessor<ATOMIC_POLLS>(segments, segment - distance, generation) : nothing;
             }
             first_finished = SPAN;
 #pragma unroll
@@ -277,7 +273,7 @@ __device__ __forceinline__ float lookback_carry(const Descriptors& segments, lon
                 for (int d = 0; d < DEPTH; ++d)
                     if (lane < LANES)
                         seen[d] = read_predecessor<ATOMIC_POLLS>(
-                            segments, predecessor(lookback_distance<DEPTH, LANES>(lane, d, nearer)), generation);
+                            segments, segment - lookback_distance<DEPTH, LANES>(lane, d, nearer), generation);
             }
             // Fully unrolled with a predicate rather than a loop bound, so that every shuffle is
             // independent of `state` and can be issued early: only the fmas form the chain.

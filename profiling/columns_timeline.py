@@ -59,9 +59,9 @@ _EDITS = (
     ("            if (lane < SEQUENCES) shared_carry[lane] = carry;\n",
      "            if (lane == 0) stamps[2] = stamp();\n            if (lane < SEQUENCES) shared_carry[lane] = carry;\n"),
     # the warp walk: lane 0 of the warp walking sequence 0
-    ("            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, walked);\n",
+    ("            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);\n",
      "            if (lane == 0 && walked == 0) stamps[1] = stamp();\n"
-     "            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, walked);\n"),
+     "            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);\n"),
     ("            if (lane == 0) shared_carry[walked] = carry;\n",
      "            if (lane == 0 && walked == 0) stamps[2] = stamp();\n"
      "            if (lane == 0) shared_carry[walked] = carry;\n"),
