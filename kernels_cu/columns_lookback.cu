@@ -13,12 +13,9 @@
 // axis is contiguous (any layout is correct, only slower). Where each tile, lane and step is, and
 // where a lane's descriptors live, is columns_lookback_index.cuh's, which the CPU mirror builds
 // too. Then:
-//   1 each thread composes its span's maps; the spans' maps are composed per sequence (the
-//     tile's aggregate for it), published, and a look-back along each sequence finds its carry
-//     (chunk 0 takes h0 and publishes its end state at once). WALK_LANES 1: lane l < SEQUENCES
-//     of warp 0 does this for sequence l (lane_lookback.cuh); otherwise warp w does it for
-//     sequences w, w + WARPS, ..., WALK_LANES of its lanes reading a predecessor each a round
-//     (tile_state.cuh's lookback_carry over this kernel's entries, in sequence_slot's order);
+//   1 each thread composes its span's maps; warp 0 composes the spans' maps per sequence (the
+//     tile's aggregate for it), and its lanes l < SEQUENCES publish it and look back along
+//     sequence l for the carry (chunk 0 takes h0 and publishes its end state at once);
 //   2 each thread applies the earlier spans' maps to the carry, then walks its steps, one fma and
 //     one store a step.
 // Tiles are taken in ticket order, chunk-major, so a tile's predecessors hold earlier tickets: the
@@ -30,8 +27,7 @@
 // Template parameters (rtscan/tuning.py): BLOCK_THREADS (a multiple of 32), ITEMS (steps a thread
 // holds), REGISTER_ITEMS (of them, how many in registers), MIN_BLOCKS (__launch_bounds__),
 // LOOKBACK_DEPTH (predecessors a lane reads per round), ATOMIC_POLLS (tile_state.cuh's
-// poll_relaxed_gpu), SEQUENCES (a tile's sequences), WALK_LANES (1, or the lanes of a warp that
-// walk one sequence). Launch: one block per tile, tiles_per_seq
+// poll_relaxed_gpu), SEQUENCES (a tile's sequences). Launch: one block per tile, tiles_per_seq
 // chunks times ceil(num_seqs / SEQUENCES) groups, 2 * BLOCK_THREADS * (ITEMS - REGISTER_ITEMS) * 4
 // bytes of dynamic shared memory; the workspace holds SEQUENCES entries per tile.
 #include "affine.cuh"
@@ -45,7 +41,7 @@
 namespace rtscan {
 
 template <int BLOCK_THREADS, int ITEMS, int REGISTER_ITEMS, int MIN_BLOCKS, int LOOKBACK_DEPTH, int ATOMIC_POLLS,
-          int SEQUENCES, int WALK_LANES>
+          int SEQUENCES>
 __global__ void __launch_bounds__(BLOCK_THREADS, MIN_BLOCKS)
 columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
                       const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -54,8 +50,6 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     static_assert(ITEMS >= 1 && LOOKBACK_DEPTH >= 1, "a step a thread, a predecessor a round");
     static_assert(1 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold a thread's first steps");
     static_assert(SEQUENCES == 32 || SEQUENCES == 16 || SEQUENCES == 8, "a warp's lanes, a half or a quarter");
-    static_assert(WALK_LANES == 1 || WALK_LANES == 8 || WALK_LANES == 16 || WALK_LANES == 32,
-                  "a lane a sequence, or a warp a sequence");
     constexpr int PARTS = WARP_SIZE / SEQUENCES;  // spans a warp holds
     constexpr int WARPS = BLOCK_THREADS / WARP_SIZE;
     constexpr int SPANS = WARPS * PARTS;
@@ -71,6 +65,7 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     __shared__ unsigned shared_generation;
     __shared__ Affine<float> span_maps[SPANS][SEQUENCES];
     __shared__ float shared_carry[SEQUENCES];
+    __shared__ LaneStash<LOOKBACK_DEPTH, SEQUENCES> lookback_stash;  // warp 0's walk (lane_lookback.cuh)
 
     const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
     const int warp = int(threadIdx.x) / WARP_SIZE;
@@ -124,65 +119,33 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     span_maps[span][column] = running;
     __syncthreads();
 
-    // The tile's aggregate for sequence `column_of_run`, composed the way the mirror groups it:
-    // part p's run composes spans p * WARPS .. p * WARPS + WARPS - 1 in order (`run`, held on lane
-    // `first_lane` + p * lane_step), and the runs are joined in part order on `first_lane`.
-    auto tile_aggregate = [&](int part, int column_of_run, int first_lane, int lane_step) {
+    if (warp == 0) {
+        // Part p of warp 0 composes spans p * WARPS .. p * WARPS + WARPS - 1, and lane `column`
+        // joins the parts' runs in order (the mirror groups the composes alike: the bits depend on
+        // the grouping).
         Affine<float> run = affine_identity<float>();
-        if (part < PARTS) {
 #pragma unroll
-            for (int w = 0; w < WARPS; ++w) run = compose(span_maps[part * WARPS + w][column_of_run], run);
-        }
+        for (int w = 0; w < WARPS; ++w) run = compose(span_maps[lane / SEQUENCES * WARPS + w][column], run);
         Affine<float> aggregate = run;
 #pragma unroll
-        for (int p = 1; p < PARTS; ++p) aggregate = compose(shuffle_map(run, first_lane + p * lane_step), aggregate);
-        return aggregate;
-    };
-    const bool has_successor = chunk + 1 < tiles_per_seq;
-    if (WALK_LANES == 1) {
-        __shared__ LaneStash<LOOKBACK_DEPTH, SEQUENCES> lookback_stash;  // warp 0's walk (lane_lookback.cuh)
-        if (warp == 0) {
-            const Affine<float> aggregate = tile_aggregate(lane / SEQUENCES, column, column, SEQUENCES);
-            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);
-            float carry = 0.0f;
-            if (has_seq && lane < SEQUENCES) {
-                if (chunk == 0) {
-                    carry = lane_first_carry(h0, seq);
-                } else {
-                    if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
-                    carry = lane_lookback_carry<LOOKBACK_DEPTH, SEQUENCES, ATOMIC_POLLS != 0>(
-                        ws.segments(), slot, chunk, generation, lookback_stash, lane);
-                }
-                if (has_successor) publish_inclusive(ws.segments(), slot, generation, apply(aggregate, carry));
+        for (int p = 1; p < PARTS; ++p) aggregate = compose(shuffle_map(run, column + p * SEQUENCES), aggregate);
+        const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);
+        const bool has_successor = chunk + 1 < tiles_per_seq;
+        float carry = 0.0f;
+        if (has_seq && lane < SEQUENCES) {
+            if (chunk == 0) {
+                carry = lane_first_carry(h0, seq);
+            } else {
+                if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
+                carry = lane_lookback_carry<LOOKBACK_DEPTH, SEQUENCES, ATOMIC_POLLS != 0>(
+                    ws.segments(), slot, chunk, generation, lookback_stash, lane);
             }
-            if (lane < SEQUENCES) shared_carry[lane] = carry;
-            if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
+            if (has_successor) publish_inclusive(ws.segments(), slot, generation, apply(aggregate, carry));
         }
-    } else {
-        for (int walked = warp; walked < SEQUENCES; walked += WARPS) {  // warp-uniform
-            const long long walked_seq = lane_sequence<SEQUENCES>(tile, walked);
-            const Affine<float> aggregate = tile_aggregate(lane, walked, 0, 1);  // lane 0's
-            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);
-            float carry = 0.0f;
-            if (walked_seq < layout.num_seqs) {
-                if (chunk == 0) {
-                    carry = lane_first_carry(h0, walked_seq);
-                } else {
-                    if (lane == 0 && has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
-                    carry = lookback_carry<LOOKBACK_DEPTH, WALK_LANES, ATOMIC_POLLS != 0, WARPS>(
-                        ws.segments(), slot, chunk, generation, warp);
-                }
-                if (lane == 0 && has_successor)
-                    publish_inclusive(ws.segments(), slot, generation, apply(aggregate, carry));
-            }
-            if (lane == 0) shared_carry[walked] = carry;
-        }
+        if (lane < SEQUENCES) shared_carry[lane] = carry;
+        if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     }
     __syncthreads();
-    // Every warp's descriptor reads and writes come before the barrier, so before warp 0's release
-    // in finish_wrapping_launch (bar.sync orders them within the block, and the release is
-    // cumulative).
-    if (WALK_LANES != 1 && warp == 0 && generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
 
     float state = shared_carry[column];
     for (int s = 0; s < span; ++s) state = apply(span_maps[s][column], state);

@@ -55,15 +55,6 @@ RTSCAN_HOST_DEVICE long long lane_slot(const LaneTile& tile, long long tiles_per
     return (tile.group * tiles_per_seq + tile.chunk) * SEQUENCES + lane;
 }
 
-// Where a warp walks each sequence (WALK_LANES > 1), the entry of chunk `chunk` of sequence `seq`:
-// a sequence's chunks side by side (a distance of one entry a chunk), so that a warp's reads of
-// 32 predecessors are neighbouring words. Beside lane_slot's order, where they lie SEQUENCES
-// entries apart, a warp's round read 16 times as many lines and lost 6-48 % (P125). The same
-// capacity: groups x SEQUENCES x tiles_per_seq entries.
-RTSCAN_HOST_DEVICE long long sequence_slot(long long seq, long long tiles_per_seq, long long chunk) {
-    return seq * tiles_per_seq + chunk;
-}
-
 // The entry of the same sequence `distance` chunks earlier.
 template <int SEQUENCES>
 RTSCAN_HOST_DEVICE long long predecessor_slot(long long slot, long long distance) {

@@ -198,19 +198,16 @@ __device__ __forceinline__ PredecessorView read_predecessor(const Descriptors& l
 // STASHED_WINDOWS windows are kept in shared memory as the walk passes them, each lane its own,
 // so that folding back costs no second round trip for those (P76: in a launch's first wave no
 // tile is finished yet, and tile k walks back about k / SPAN windows); farther ones are read again.
-// Where WALKERS warps of a block walk at once, each passes its own `walker` (0 .. WALKERS - 1) and
-// keeps its own stash.
 constexpr int STASHED_WINDOWS = 4;
 
-template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false, int WALKERS = 1>
+template <int DEPTH, int LANES = WARP_SIZE, bool ATOMIC_POLLS = false>
 __device__ __forceinline__ float lookback_carry(const Descriptors& segments, long long segment, long long position,
-                                                unsigned generation, int walker = 0) {
+                                                unsigned generation) {
     constexpr int SPAN = LANES * DEPTH;
     const int lane = threadIdx.x & 31;
     const PredecessorView nothing = {false, false, 0.0f, 0.0f, 0.0f};
-    // Written and read back by the same lane only: no barrier is needed.
-    __shared__ float2 walkers_stash[WALKERS][STASHED_WINDOWS][DEPTH][LANES];
-    float2 (&stashed)[STASHED_WINDOWS][DEPTH][LANES] = walkers_stash[walker];
+    // Written and read back by the same lane only: no barrier is needed. One warp a block walks.
+    __shared__ float2 stashed[STASHED_WINDOWS][DEPTH][LANES];
 
     for (long long window = 0;; ++window) {
         PredecessorView seen[DEPTH];

@@ -6,12 +6,11 @@ rule for taking them.
 A row is either SxL, S sequences of L steps laid out (L, S) and scanned along dim 0 (time stride
 S), or BxLxD, a (B, L, D) array scanned along dim 1 (B x D sequences, time stride D, neighbouring
 sequences D-contiguous). For every candidate shape (BLOCKxITEMSbMIN_BLOCKS, and for columns_lookback
-BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1][sSEQUENCES][wLANES]; columns: BLOCK neighbouring sequences a block,
+BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1][sSEQUENCES]; columns: BLOCK neighbouring sequences a block,
 a chunk of BLOCK x ITEMS steps; columns_lookback: BLOCK threads, SEQUENCES sequences a tile (32, 16
 or 8; default: as tuned for the row's count) over BLOCK x ITEMS / SEQUENCES steps, REG of a thread's
 ITEMS in registers (default all) and the rest staged in shared memory, DEPTH predecessors a lane
-reads per round, a1 for atomic polls, wLANES for a warp walking each sequence with LANES lanes (8, 16
-or 32; default one lane a sequence); MIN_BLOCKS for __launch_bounds__):
+reads per round, a1 for atomic polls; MIN_BLOCKS for __launch_bounds__):
 the error against the float64 reference and whether two runs are bitwise equal, on one small
 time-major row, the blocks an SM holds, then every row timed as CUDA graph replays (as `python -m
 rtscan bench` times them). lookback_regs with its tuned shapes, and columns with its tuned shapes
@@ -46,7 +45,7 @@ DEFAULT_SHAPES = "64x5b16,64x1b24,64x2b24,128x1b12,32x2b32"
 DEFAULT_ROWS = "8x2097152,32x524288,64x262144,256x65536,1024x16384,64x65536,4096x16384,8x4096x512,4x16384x64"
 CHECK_ROW = (96, 4000)  # sequences x steps of the correctness check: a partial block and a partial chunk
 VARIANTS = ("columns", "columns_lookback")
-_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?b(\d+)(?:d(\d+)(a1)?(?:s(8|16|32))?(?:w(8|16|32))?)?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?b(\d+)(?:d(\d+)(a1)?(?:s(8|16|32))?)?$")
 
 
 def parse_shape(text: str, variant: str = "columns") -> dict:
@@ -55,12 +54,11 @@ def parse_shape(text: str, variant: str = "columns") -> dict:
     registers), '128x48r16b4d2' (REG of the items in registers, register_items, the rest staged in
     shared memory), '256x16b2d8a1' (the look-back polling by atomics, atomic_polls 1) and
     '512x64r32b1d2s16' (tiles of 16 sequences, sequences_per_tile; 32, 16 or 8, default each kind's
-    own) and '512x64r32b1d1s16w32' (a warp walks each sequence, 32 lanes reading, walk_lanes)."""
+    own)."""
     match = _SHAPE.match(text.strip())
     lookback = variant == "columns_lookback"
     if not match or (match.group(5) is not None) != lookback or (match.group(3) is not None and not lookback):
-        form = ("256x16b2d8 or 128x48r16b4d2s16w32 (BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1][sSEQUENCES][wLANES])"
-                if lookback
+        form = ("256x16b2d8 or 128x48r16b4d2s16 (BLOCKxITEMS[rREG]bMIN_BLOCKSdDEPTH[a1][sSEQUENCES])" if lookback
                 else "64x5b16 (BLOCKxITEMSbMIN_BLOCKS)")
         raise ValueError(f"a {variant} shape must look like {form}, got {text!r}")
     block, items, min_blocks = int(match.group(1)), int(match.group(2)), int(match.group(4))
@@ -75,8 +73,6 @@ def parse_shape(text: str, variant: str = "columns") -> dict:
                       atomic_polls=int(match.group(6) is not None))
         if match.group(7) is not None:
             fields["sequences_per_tile"] = int(match.group(7))
-        if match.group(8) is not None:
-            fields["walk_lanes"] = int(match.group(8))
     return fields
 
 
@@ -86,9 +82,7 @@ def shape_text(fields: dict) -> str:
     depth = f"d{fields['lookback_depth']}" if "lookback_depth" in fields else ""
     polls = "a1" if fields.get("atomic_polls") else ""
     sequences = f"s{fields['sequences_per_tile']}" if "sequences_per_tile" in fields else ""
-    walk = f"w{fields['walk_lanes']}" if fields.get("walk_lanes", 1) > 1 else ""
-    return (f"{fields['block_threads']}x{fields['items']}{registers}b{fields['min_blocks']}{depth}{polls}{sequences}"
-            f"{walk}")
+    return f"{fields['block_threads']}x{fields['items']}{registers}b{fields['min_blocks']}{depth}{polls}{sequences}"
 
 
 def parse_row(text: str) -> tuple[tuple[int, ...], int]:

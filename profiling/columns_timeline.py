@@ -3,8 +3,8 @@
 An instrumented copy of kernels_cu/columns_lookback.cu (the file is not changed) stamps
 %globaltimer at the moments profiling/timeline.py stamps in lookback_scan, in the same layout, so
 its analysis applies: block entry (before the ticket), start (ticket drawn), thread 0's steps
-loaded and composed, the aggregate about to be published and the carry known (for sequence 0 of
-the tile's group: lane 0 of warp 0, or of the warp walking it), end (thread 0). Tiles are indexed by ticket, chunk-major, so a
+loaded and composed, the aggregate about to be published and the carry known (lane 0 of warp 0,
+so sequence 0 of the tile's group), end (thread 0). Tiles are indexed by ticket, chunk-major, so a
 batch of one group (SEQUENCES or fewer sequences) is one chain and "earlier tiles" are exactly a
 tile's predecessors; with several groups they include other chains' tiles.
 
@@ -52,19 +52,11 @@ _EDITS = (
      "    span_maps[span][column] = running;\n    if (threadIdx.x == 0) {\n        unsigned sm;\n"
      "        asm(\"mov.u32 %0, %smid;\" : \"=r\"(sm));\n        stamps[0] = started;\n        stamps[4] = sm;\n"
      "        stamps[5] = stamp();\n        stamps[6] = entered;\n    }\n"),
-    # the lane walk (WALK_LANES 1): lane 0 of warp 0
-    ("            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);\n",
-     "            if (lane == 0) stamps[1] = stamp();\n"
-     "            const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);\n"),
-    ("            if (lane < SEQUENCES) shared_carry[lane] = carry;\n",
-     "            if (lane == 0) stamps[2] = stamp();\n            if (lane < SEQUENCES) shared_carry[lane] = carry;\n"),
-    # the warp walk: lane 0 of the warp walking sequence 0
-    ("            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);\n",
-     "            if (lane == 0 && walked == 0) stamps[1] = stamp();\n"
-     "            const long long slot = sequence_slot(walked_seq, tiles_per_seq, chunk);\n"),
-    ("            if (lane == 0) shared_carry[walked] = carry;\n",
-     "            if (lane == 0 && walked == 0) stamps[2] = stamp();\n"
-     "            if (lane == 0) shared_carry[walked] = carry;\n"),
+    ("        const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);\n",
+     "        if (lane == 0) stamps[1] = stamp();\n"
+     "        const long long slot = lane_slot<SEQUENCES>(tile, tiles_per_seq, lane);\n"),
+    ("        if (lane < SEQUENCES) shared_carry[lane] = carry;\n",
+     "        if (lane == 0) stamps[2] = stamp();\n        if (lane < SEQUENCES) shared_carry[lane] = carry;\n"),
     ("}\n\n}  // namespace rtscan", "    if (threadIdx.x == 0) stamps[3] = stamp();\n}\n\n}  // namespace rtscan"),
 )
 

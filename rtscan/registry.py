@@ -18,8 +18,7 @@ class LaunchShape:
     min_blocks: int  # blocks per SM the register allocation must allow (__launch_bounds__)
     lookback_depth: int  # predecessors per lane per look-back round (window = 32 * depth)
     register_items: int  # of a thread's `items`, how many are held in registers instead of staged
-    walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk); for
-                     # columns_lookback 1 (a lane a sequence) or 8-32 (a warp a sequence, so many lanes reading)
+    walk_lanes: int  # lanes reading predecessors in the look-back: 32 (warp walk) or 1 (serial walk)
     segment_tiles: int  # tiles per segment of the look-back: 32 (two-level) or 1 (one-level, as the seed)
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
     atomic_polls: int = 0  # 1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh)
@@ -303,11 +302,11 @@ VARIANTS["columns_lookback"] = Variant(
     description="single-pass decoupled look-back with lanes across sequences, for time-major batches: a tile "
                 "takes 32, 16 or 8 neighbouring sequences over one chunk of steps, held in registers and shared "
                 "memory, each warp a part of the chunk (two or four parts where the tile has 16 or 8 sequences); "
-                "the look-back walks each sequence with one lane of warp 0 or, where the shape says, with a warp",
+                "each lane of the look-back warp walks back along its own sequence",
     passes=1,
     table=tuning.COLUMNS_LOOKBACK,
     arguments=("block_threads", "items", "register_items", "min_blocks", "lookback_depth", "atomic_polls",
-               "sequences_per_tile", "walk_lanes"),
+               "sequences_per_tile"),
     dynamic_shared=staged_tile_bytes,
     vector_steps=False,
 )

@@ -31,8 +31,6 @@ def test_a_columns_lookback_shape_also_names_its_depth(columns_sweep):
     assert columns_sweep.shape_text(columns_sweep.parse_shape("256x16b2d8", "columns_lookback")) == "256x16b2d8"
     sixteen = columns_sweep.parse_shape("512x64r32b1d2s16", "columns_lookback")
     assert sixteen["sequences_per_tile"] == 16 and columns_sweep.shape_text(sixteen) == "512x64r32b1d2s16"
-    walked = columns_sweep.parse_shape("512x64r32b1d1s16w32", "columns_lookback")
-    assert walked["walk_lanes"] == 32 and columns_sweep.shape_text(walked) == "512x64r32b1d1s16w32"
     assert columns_sweep.shape_text(columns_sweep.parse_shape("64x5b16")) == "64x5b16"
 
 
@@ -44,8 +42,7 @@ def test_a_shape_the_kernels_cannot_take_is_refused(columns_sweep, text):
 
 
 @pytest.mark.parametrize("text", ["256x16b2", "256x16b2d0", "250x16b2d8", "256x16b2d8a0", "256x16r0b2d8",
-                                  "256x16r17b2d8", "256x16b2d8s4", "256x16b2d8s", "256x16b2d8w4",
-                                  "256x16b2d8w64"])
+                                  "256x16r17b2d8", "256x16b2d8s4", "256x16b2d8s"])
 def test_a_columns_lookback_shape_it_cannot_take_is_refused(columns_sweep, text):
     with pytest.raises(ValueError):
         columns_sweep.parse_shape(text, "columns_lookback")

@@ -188,9 +188,10 @@ FIXED_BY_THE_KERNEL = {
     "three_pass_reduce": dict(NO_LOOKBACK, **ONE_SEQUENCE),
     # one step at a time, whatever the layout (kernels_cu/columns.cu)
     "columns": dict(NO_LOOKBACK, vec=1, **ONE_SEQUENCE),
-    # one step a load, one level over tiles, tickets chunk by chunk over groups of lanes
-    # (columns_lookback_index.cuh), which the field does not choose
-    "columns_lookback": {"vec": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0, **CARRY_FIELDS},
+    # one step a load, each lane walking its own sequence one level over tiles, tickets chunk by
+    # chunk over groups of lanes (columns_lookback_index.cuh), which the field does not choose
+    "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
+                         **CARRY_FIELDS},
 }
 
 
