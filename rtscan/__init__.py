@@ -37,8 +37,10 @@ def warmup(device: int = 0, *, stream=None, max_tiles: int = 0) -> None:
     from .registry import VARIANTS
 
     _driver.make_current(device)
+    arch = _kernels.device_arch(device)
+    _kernels.compile_variants(VARIANTS.values(), arch)  # in parallel; the loads below find them compiled
     for variant in VARIANTS.values():
-        for shape in _kernels.shapes_for(variant, _kernels.device_arch(device)):
+        for shape in _kernels.shapes_for(variant, arch):
             _kernels.function(device, variant, shape)
     if max_tiles:
         handle = _arrays.stream_handle(stream) if stream is not None else 0
@@ -58,8 +60,7 @@ def _compile_auto_kernels_at_import() -> None:
     if not _driver.gpu_status()[0]:
         return
     try:
-        for name in AUTO_VARIANTS:
-            _kernels.compile_variant(resolve(name), _kernels.device_arch(0))
+        _kernels.compile_variants([resolve(name) for name in AUTO_VARIANTS], _kernels.device_arch(0))
     except Exception:  # noqa: BLE001 - import must not fail; the same work runs again, and raises, on first use
         pass
 

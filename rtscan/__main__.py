@@ -34,19 +34,19 @@ def info(_args) -> int:
         for key, value in _nvml.facts(device).items():
             print(f"  {key}: {value:.0f}" if isinstance(value, float) else f"  {key}: {value}")
         for variant in VARIANTS.values():
-            shapes = _kernels.shapes_for(variant, arch)
-            expressions = variant.expressions(shapes)
-            entry = _compile.cache_path(variant.source, expressions, _compile.CompileOptions(arch=arch))
-            state = "compiled (in the cache)" if entry.is_file() else "not compiled yet"
-            print(f"  {variant.name}: {state}; shapes {', '.join(expressions)}")
+            for shape in _kernels.shapes_for(variant, arch):
+                expressions = variant.name_expressions(shape)
+                entry = _compile.cache_path(variant.source, expressions, _compile.CompileOptions(arch=arch))
+                state = "compiled (in the cache)" if entry.is_file() else "not compiled yet"
+                print(f"  {variant.name}: {state}: {', '.join(expressions)}")
     return 0
 
 
 def compile_command(args) -> int:
-    for variant in VARIANTS.values():
-        module = _kernels.compile_variant(variant, args.arch)
+    modules = _kernels.compile_variants(VARIANTS.values(), args.arch)
+    for (name, _), module in modules.items():
         origin = "cache" if module.from_cache else "NVRTC"
-        print(f"{variant.name} for {args.arch}: {len(module.cubin)} bytes from {origin}")
+        print(f"{name} for {args.arch}: {len(module.cubin)} bytes from {origin}")
         for expression, lowered in module.lowered_names.items():
             print(f"  {expression} -> {lowered}")
     print(f"cache: {_compile.cache_dir()}")

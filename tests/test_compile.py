@@ -22,30 +22,45 @@ EM_CUDA = 190  # ELF e_machine of NVIDIA CUDA objects
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_compile_every_variant(name, arch):
     variant = VARIANTS[name]
-    module = _kernels.compile_variant(variant, arch)
-    cubin = module.cubin
-    assert len(cubin) > 64 and cubin[:4] == b"\x7fELF"
-    assert cubin[4] == 2, "a 64-bit ELF"
-    assert struct.unpack_from("<H", cubin, 18)[0] == EM_CUDA
-    # the target SM is in e_flags (bits 8-15 in current cubins, bits 0-7 in older ones)
-    flags = struct.unpack_from("<I", cubin, 48)[0]
-    assert int(arch[3:]) in ((flags >> 8) & 0xFF, flags & 0xFF), hex(flags)
+    modules = _kernels.compile_variants((variant,), arch)
     shapes = _kernels.shapes_for(variant, arch)
+    assert list(modules) == [(name, shape) for shape in shapes]  # one program per shape, in order
     assert any(shape.vec == 1 for shape in shapes), "every variant needs a scalar shape for strided input"
-    assert all(len(variant.name_expressions(shape)) == variant.passes for shape in shapes), "one kernel per pass"
-    expressions = variant.expressions(shapes)
-    assert len(set(expressions)) == len(expressions)
-    assert set(module.lowered_names) == set(expressions)
-    for expression in expressions:
-        lowered = module.lowered_names[expression]
-        assert lowered.startswith("_Z"), lowered  # a mangled C++ symbol
-        assert lowered.encode() in cubin, f"{lowered} is not a symbol of the cubin"
-    assert len(set(module.lowered_names.values())) == len(expressions)
+    for shape in shapes:
+        module = modules[(name, shape)]
+        cubin = module.cubin
+        assert len(cubin) > 64 and cubin[:4] == b"\x7fELF"
+        assert cubin[4] == 2, "a 64-bit ELF"
+        assert struct.unpack_from("<H", cubin, 18)[0] == EM_CUDA
+        # the target SM is in e_flags (bits 8-15 in current cubins, bits 0-7 in older ones)
+        flags = struct.unpack_from("<I", cubin, 48)[0]
+        assert int(arch[3:]) in ((flags >> 8) & 0xFF, flags & 0xFF), hex(flags)
+        expressions = variant.name_expressions(shape)
+        assert len(expressions) == variant.passes, "one kernel per pass"
+        assert set(module.lowered_names) == set(expressions)
+        for expression in expressions:
+            lowered = module.lowered_names[expression]
+            assert lowered.startswith("_Z"), lowered  # a mangled C++ symbol
+            assert lowered.encode() in cubin, f"{lowered} is not a symbol of the cubin"
+        assert len(set(module.lowered_names.values())) == len(expressions)
 
 
-def test_compile_variant_is_memoised():
-    variant = next(iter(VARIANTS.values()))
-    assert _kernels.compile_variant(variant, "sm_90") is _kernels.compile_variant(variant, "sm_90")
+def test_compiled_shapes_are_memoised():
+    variants = [VARIANTS["lookback_warp"], VARIANTS["blelloch"]]
+    first = _kernels.compile_variants(variants, "sm_90")
+    again = _kernels.compile_variants(variants, "sm_90")
+    assert len(first) == sum(len(_kernels.shapes_for(v, "sm_90")) for v in variants)
+    assert all(again[key] is module for key, module in first.items())
+    variant, shape = variants[1], _kernels.shapes_for(variants[1], "sm_90")[0]
+    assert _kernels.compile_shape(variant, "sm_90", shape) is first[(variant.name, shape)]
+
+
+def test_a_compile_error_in_one_shape_reaches_the_caller(kernels_copy, monkeypatch):
+    """Shapes compile in worker threads; a failure in one is raised by compile_variants."""
+    (kernels_copy / "blelloch.cu").write_text(BROKEN)
+    monkeypatch.setattr(_kernels, "_modules", {})  # not earlier tests' modules of the real blelloch.cu
+    with pytest.raises(CompileError, match="blelloch.cu"):
+        _kernels.compile_variants((VARIANTS["blelloch"],), "sm_89")
 
 
 @pytest.fixture
@@ -161,9 +176,12 @@ def test_nvrtc_version():
 
 def test_perturbed_build_compiles_apart_from_the_normal_one():
     """kernels_cu/perturb.cuh's test-only sleeps compile, and their module is kept apart."""
-    variant = VARIANTS["lookback_regs"]
-    normal = _kernels.compile_variant(variant, "sm_90")
+    variant = VARIANTS["lookback_warp"]
+    shape = _kernels.shapes_for(variant, "sm_90")[0]
+    normal = _kernels.compile_shape(variant, "sm_90", shape)
     with _kernels.compiled_with((("RTSCAN_PERTURB_SEED", "5"),)):
-        perturbed = _kernels.compile_variant(variant, "sm_90")
+        perturbed = _kernels.compile_shape(variant, "sm_90", shape)
+        in_parallel = _kernels.compile_variants((variant,), "sm_90")[(variant.name, shape)]
     assert perturbed.cubin != normal.cubin
-    assert _kernels.compile_variant(variant, "sm_90") is normal  # the normal build again outside the block
+    assert in_parallel is perturbed  # the workers compile with the caller's defines
+    assert _kernels.compile_shape(variant, "sm_90", shape) is normal  # the normal build again outside the block
