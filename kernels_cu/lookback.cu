@@ -44,8 +44,7 @@
 //                  (serial walk, the seed's first look-back; variant lookback_serial)
 //   SEGMENT        tiles per segment of the two-level look-back: 32, or 1 for the seed's one-level
 //                  look-back over tiles (lookback_serial, lookback_warp, and sm_90's large shape:
-//                  with a protocol warp it pays once a launch holds several waves, P48-P50), or a
-//                  multiple of 32 (P108, P126: several tiles a lane in the segment's scan)
+//                  with a protocol warp it pays once a launch holds several waves, P48-P50)
 //   PROTOCOL_WARP  1: an extra warp runs the look-back while the data warps prepare the second
 //                  pass; 0: warp 0 holds steps and runs it
 //   ATOMIC_POLLS   1: the look-back polls by atomics, which leave the SM's copies at full rate;
@@ -87,8 +86,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
-    static_assert(1 <= SEGMENT && (SEGMENT <= WARP_SIZE || SEGMENT % WARP_SIZE == 0),
-                  "a lane per tile of a segment, or as many tiles to each lane (tile_state.cuh)");
+    static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES,
                   "the staged a and b fit in shared memory");
 

@@ -302,43 +302,10 @@ struct SegmentPrefix {
 // tile k (an earlier ticket, so it is published or about to be), lane `position` holds `own`,
 // later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
 // depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
-//
-// MATES > 1: segments of 32 x MATES tiles, lane k holding tiles k MATES .. k MATES + MATES - 1,
-// composed in order before the warp scan (P126: one segment for a whole one-wave launch, so that
-// a carry is one round of reads after the last aggregate). The 32-tile path is kept as it was.
-template <bool ATOMIC_POLLS, int MATES = 1>
+template <bool ATOMIC_POLLS>
 __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
                                                         Affine<float> own, unsigned generation) {
     const int lane = threadIdx.x & 31;
-    if (MATES > 1) {
-        // This lane's mates before `position`, composed in order; the lane holding `position` adds own.
-        Affine<float> before_here = affine_identity<float>();
-        word64 a[MATES], b[MATES];
-        bool published;
-        do {  // every mate's two words read again until all carry this launch's generation
-            published = true;
-#pragma unroll
-            for (int m = 0; m < MATES; ++m) {
-                if (lane * MATES + m < position) {
-                    a[m] = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + tile - position + lane * MATES + m);
-                    b[m] = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + tile - position + lane * MATES + m);
-                }
-            }
-#pragma unroll
-            for (int m = 0; m < MATES; ++m)
-                if (lane * MATES + m < position)
-                    published = published && word_tag(a[m]) == generation && word_tag(b[m]) == generation;
-        } while (!published);
-#pragma unroll
-        for (int m = 0; m < MATES; ++m)
-            if (lane * MATES + m < position) before_here = compose(Affine<float>{word_value(a[m]), word_value(b[m])}, before_here);
-        const int holder = position / MATES;
-        const Affine<float> run = lane == holder ? compose(own, before_here) : before_here;
-        const Affine<float> inclusive = warp_inclusive_scan(run);
-        const Affine<float> earlier_lanes = exclusive_from_inclusive(inclusive);
-        return {compose(shuffle_map(before_here, holder), shuffle_map(earlier_lanes, holder)),
-                shuffle_map(inclusive, holder)};
-    }
     Affine<float> map = affine_identity<float>();
     if (lane < position) {
         const long long mate = tile - position + lane;
@@ -379,8 +346,7 @@ __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float
     // the segment's aggregate instead, and nobody reads it on its own).
     perturb(tile, 0);
     if (lane == 0 && has_successor && !ends_segment) publish_aggregate(ws.tiles(), tile, generation, tile_map);
-    const SegmentPrefix prefix = segment_prefix<ATOMIC_POLLS, (SEGMENT + WARP_SIZE - 1) / WARP_SIZE>(
-        ws.tiles(), tile, position, tile_map, generation);
+    const SegmentPrefix prefix = segment_prefix<ATOMIC_POLLS>(ws.tiles(), tile, position, tile_map, generation);
     // A sequence's first segment publishes only its end state (its carry is h0, known at once):
     // a look-back that saw its aggregate alone would walk on past the sequence start.
     if (lane == 0 && has_successor && ends_segment && segment_position > 0)
