@@ -60,10 +60,12 @@ def compile_shape(variant: Variant, arch: str, shape: LaunchShape,
 
 def compile_variants(variants: Iterable[Variant], arch: str) -> dict[tuple[str, LaunchShape], _compile.CompiledModule]:
     """Every launch shape of each variant for `arch`, compiled in parallel threads (at most one per
-    CPU): {(variant name, shape): module}. A compile error is raised once all have finished."""
+    CPU this process may use): {(variant name, shape): module}. A compile error is raised once all
+    have finished."""
     jobs = [(variant, shape) for variant in variants for shape in shapes_for(variant, arch)]
     options = _compile.CompileOptions(arch=arch, defines=_defines)  # the caller's defines, not a worker's
-    workers = max(1, min(len(jobs), os.cpu_count() or 1))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = max(1, min(len(jobs), cpus))  # each NVRTC compile holds 130-190 MB while it runs
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rtscan-nvrtc") as pool:
         futures = {(variant.name, shape): pool.submit(compile_shape, variant, arch, shape, options)
                    for variant, shape in jobs}
