@@ -6,12 +6,19 @@ The calls are timed on the host with time.perf_counter, with a synchronisation o
 per call (launches queue up; 10,000 stay within the queue's capacity between synchronisations
 often enough that the figure is the host's, not the GPU's; the GPU time is printed beside it).
 
-Usage, on a GPU machine with torch: PYTHONPATH=. python3 profiling/host_overhead.py [--calls N]
+The cases take turns, --rounds times, each round timing calls / rounds calls of every case; the
+figure is a case's median round. In one pass of 10,000 calls a case after another (the seventeenth
+session's first run, results/h200/gpu-suite-2026-11-30-17.txt) each case came out about 5 us
+slower than the one before it, out= slower than without: the order, not the call, set part of
+each figure.
+
+Usage, on a GPU machine with torch: PYTHONPATH=. python3 profiling/host_overhead.py [--calls N] [--rounds R]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import torch
@@ -37,8 +44,9 @@ def mean_us(call, calls: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=10_000)
-    calls = parser.parse_args().calls
+    parser.add_argument("--calls", type=int, default=10_000, help="calls of each case in all")
+    parser.add_argument("--rounds", type=int, default=5, help="turns the cases take (default 5)")
+    args = parser.parse_args()
     a = torch.rand(16, device="cuda")
     b = torch.randn(16, device="cuda")
     out = torch.empty_like(a)
@@ -49,10 +57,18 @@ def main() -> None:
         "rtscan.scan(a, b, out=out, stream=stream)": lambda: rtscan.scan(a, b, out=out, stream=stream),
         "torch.cumsum(b, 0)": lambda: torch.cumsum(b, 0),
     }
-    print(f"{calls} calls each on 16 float32 steps; {torch.cuda.get_device_name()}")
-    for name, call in cases.items():
-        host, gpu = mean_us(call, calls)
-        print(f"{name:<45} host {host:6.2f} us/call   GPU span {gpu:6.2f} us/call")
+    per_round = max(1, args.calls // args.rounds)
+    print(f"{per_round} calls a case in each of {args.rounds} rounds, the cases in turn, on 16 float32 steps; "
+          f"{torch.cuda.get_device_name()}")
+    rounds = {name: [] for name in cases}
+    for _ in range(args.rounds):
+        for name, call in cases.items():
+            rounds[name].append(mean_us(call, per_round))
+    for name, figures in rounds.items():
+        host = statistics.median(h for h, _ in figures)
+        gpu = statistics.median(g for _, g in figures)
+        spread = f"{min(h for h, _ in figures):.2f}-{max(h for h, _ in figures):.2f}"
+        print(f"{name:<45} host {host:6.2f} us/call (rounds {spread})   GPU span {gpu:6.2f} us/call")
 
 
 if __name__ == "__main__":
