@@ -3,8 +3,10 @@ load per device.
 
 Each launch shape is its own NVRTC program, and a variant's shapes (or several variants', as the
 import and warmup ask) compile in parallel threads: NVRTC compiles separate programs concurrently
-and cuda.bindings releases the GIL around it. One program per variant, as before, took 8.5-13.8 s
-for lookback_regs' seven shapes on one core; its slowest shape alone takes 3.9-5.8 s.
+and cuda.bindings lets other threads run meanwhile. One program for lookback_regs' seven shapes
+took 8.5-13.8 s in one thread on a developer's machine, its slowest shape alone 3.9-5.8 s; an
+uncached import went from 9.9-12.0 s to 3.5-4.0 s on an H200's 16-core host (profiling/NOTES.md,
+item 80).
 """
 
 from __future__ import annotations
