@@ -8,7 +8,9 @@ launch shapes its mirror is built for.
 
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -191,13 +193,21 @@ SINGLE_PASS_SIGNATURE = ("const float*, const float*, float*, const float*, rtsc
 def assert_spill_free(arch: str, source: str, expressions, directory: Path,
                       signature: str = SINGLE_PASS_SIGNATURE) -> None:
     """ptxas (through nvcc) compiles each instantiation of kernels_cu/`source` for `arch` without
-    local-memory spills."""
-    wrapper = directory / "instantiate.cu"
-    wrapper.write_text(f'#include "{source}"\n' + "".join(
-        f"template __global__ void {expression}({signature});\n" for expression in expressions))
-    result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
-                             "--resource-usage", "-o", str(directory / "out.cubin"), str(wrapper)],
-                            check=True, capture_output=True, text=True)
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", result.stdout + result.stderr)
-    assert len(spills) == len(expressions), result.stdout + result.stderr
-    assert all(stores == "0" and loads == "0" for stores, loads in spills), result.stdout + result.stderr
+    local-memory spills, each in a unit of its own, as rtscan compiles one launch shape a program:
+    ptxas can allocate a kernel's registers differently beside other kernels (profiling/NOTES.md,
+    item 80). The units compile in parallel."""
+    def compile_one(index_and_expression):
+        index, expression = index_and_expression
+        wrapper = directory / f"instantiate{index}.cu"
+        wrapper.write_text(f'#include "{source}"\ntemplate __global__ void {expression}({signature});\n')
+        result = subprocess.run([NVCC, f"-arch={arch}", "-std=c++17", f"-I{_compile.kernels_dir()}", "-cubin",
+                                 "--resource-usage", "-o", str(directory / f"out{index}.cubin"), str(wrapper)],
+                                check=True, capture_output=True, text=True)
+        return expression, result.stdout + result.stderr
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        reports = list(pool.map(compile_one, enumerate(expressions)))
+    for expression, report in reports:
+        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+        assert len(spills) == 1, (expression, report)
+        assert spills[0] == ("0", "0"), (expression, report)

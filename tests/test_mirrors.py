@@ -163,3 +163,17 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1)
+
+
+# The register claims in rtscan/tuning.py: every shape compiled for the architecture, spill-free.
+# Not lookback_regs on sm_80, which runs sm_90's short shape untuned: its scalar form spills 8
+# bytes there (4 when compiled beside the 16-byte form; ptxas 13.0).
+@_mirrors.needs_nvcc
+@pytest.mark.parametrize("name,arch", [("lookback_regs", "sm_90"), ("lookback_warp", "sm_80"), ("lookback_warp", "sm_90"),
+                                       ("lookback_serial", "sm_80"), ("lookback_serial", "sm_90")])
+def test_registered_shapes_do_not_spill(name, arch, tmp_path):
+    from rtscan import registry
+
+    variant = registry.resolve(name)
+    _mirrors.assert_spill_free(arch, variant.source, variant.expressions(variant.launch_shapes(arch, "float32")),
+                               tmp_path)
