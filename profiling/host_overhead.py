@@ -12,6 +12,9 @@ session's first run, results/h200/gpu-suite-2026-11-30-17.txt) each case came ou
 slower than the one before it, out= slower than without: the order, not the call, set part of
 each figure.
 
+A fifth case repeats only the launch of `scan(a, b, out=out)`, its arguments ready: the driver
+call under every case.
+
 Usage, on a GPU machine with torch: PYTHONPATH=. python3 profiling/host_overhead.py [--calls N] [--rounds R]
 """
 
@@ -42,6 +45,29 @@ def mean_us(call, calls: int) -> tuple[float, float]:
     return host / calls * 1e6, start_event.elapsed_time(end_event) * 1e3 / calls
 
 
+def launch_alone(call):
+    """A function that repeats only the cuLaunchKernel (through rtscan._driver.launch, which checks
+    its result) of one `call`, its arguments ready: the floor under a call's host cost. The
+    arguments are copied out of the thread's argument block, which later calls refill; relaunching
+    is another scan of the same inputs into the same output."""
+    import ctypes
+
+    from rtscan import _driver, _scan
+
+    launched = []
+    launch = _driver.launch
+    _driver.launch = lambda *arguments: launched.append(arguments) or launch(*arguments)
+    try:
+        call()
+    finally:
+        _driver.launch = launch
+    ((function, grid, block, shared_bytes, stream, _),) = launched
+    kept = _scan._ArgumentBlock()
+    source = _scan._argument_block().arguments
+    ctypes.memmove(ctypes.addressof(kept.arguments), ctypes.addressof(source), ctypes.sizeof(source))
+    return lambda: launch(function, grid, block, shared_bytes, stream, kept.params_address)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=10_000, help="calls of each case in all")
@@ -55,6 +81,7 @@ def main() -> None:
         "rtscan.scan(a, b)": lambda: rtscan.scan(a, b),
         "rtscan.scan(a, b, out=out)": lambda: rtscan.scan(a, b, out=out),
         "rtscan.scan(a, b, out=out, stream=stream)": lambda: rtscan.scan(a, b, out=out, stream=stream),
+        "its launch alone (rtscan._driver.launch)": launch_alone(lambda: rtscan.scan(a, b, out=out)),
         "torch.cumsum(b, 0)": lambda: torch.cumsum(b, 0),
     }
     per_round = max(1, args.calls // args.rounds)
