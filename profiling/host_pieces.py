@@ -1,0 +1,73 @@
+"""Where the host time of one small rtscan.scan(a, b, out=out) goes, piece by piece: each step of
+the call path timed alone (20,000 calls after 200), then the whole call with the launch stubbed
+and not. profiling/host_overhead.py gives the totals; this says which pieces to work on.
+
+The figures move with the host (one lease's host ran everything twice as slowly as another's in
+the seventeenth session: results/h200/host-overhead-2026-11-30-17.txt), so compare pieces from one
+run with each other.
+
+Usage, on a GPU machine with torch: PYTHONPATH=. python3 profiling/host_pieces.py
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+import rtscan
+from rtscan import _arrays, _driver, _kernels, _nvtx, _scan, _workspace
+
+CALLS = 20_000
+
+
+def report(name: str, piece) -> None:
+    """Host microseconds per call of `piece`."""
+    for _ in range(200):
+        piece()
+    started = time.perf_counter()
+    for _ in range(CALLS):
+        piece()
+    elapsed = time.perf_counter() - started
+    torch.cuda.synchronize()
+    print(f"{name:<40} {elapsed / CALLS * 1e6:6.2f} us")
+
+
+def main() -> None:
+    a, b = torch.rand(16, device="cuda"), torch.randn(16, device="cuda")
+    out = torch.empty_like(a)
+    rtscan.scan(a, b, out=out)  # compiles, loads, sizes the workspace
+    torch.cuda.synchronize()
+    va, vb, vout = _arrays.view("a", a), _arrays.view("b", b), _arrays.view("out", out)
+    arch = _kernels.device_arch(0)
+    prepared = _scan._prepare(None, va, vout, 0, False, 0, arch)
+    stream = _arrays.default_stream(va)
+    workspace = _workspace.acquire(0, stream, prepared.descriptors)
+    block = _scan._argument_block()
+    report("empty loop", lambda: None)
+    report("view(a) torch", lambda: _arrays.view("a", a))
+    report("nvtx push+pop", lambda: (_nvtx.push("rtscan.scan"), _nvtx.pop()))
+    report("make_current", lambda: _driver.make_current(0))
+    report("default_stream", lambda: _arrays.default_stream(va))
+    report("_addresses (lru)", lambda: _scan._addresses(va.shape, va.strides, vout.strides, va.dtype))
+    report("_check_out", lambda: _scan._check_out(out, va))
+    report("_prepare (cached)", lambda: _scan._prepare(None, va, vout, 0, False, 0, arch))
+    report("_misalignment", lambda: _scan._misalignment(va.pointer, vb.pointer, vout.pointer))
+    report("device_arch", lambda: _kernels.device_arch(0))
+    report("_kernels.function", lambda: _kernels.function(0, prepared.variant, prepared.shape))
+    report("_workspace.acquire", lambda: _workspace.acquire(0, stream, prepared.descriptors))
+    report("block.fill", lambda: block.fill(va, vb, None, vout, prepared, workspace))
+    launch = _driver.launch
+    _driver.launch = lambda *arguments: None
+    try:
+        report("scan(out=) without the launch", lambda: rtscan.scan(a, b, out=out))
+        report("scan(a, b) without the launch", lambda: rtscan.scan(a, b))
+        report("_scan._launch without the launch", lambda: _scan._launch(None, va, vb, None, vout, 0, False, stream))
+    finally:
+        _driver.launch = launch
+    report("scan(out=) whole", lambda: rtscan.scan(a, b, out=out))
+    report("torch.empty_like(a)", lambda: torch.empty_like(a))
+
+
+if __name__ == "__main__":
+    main()
