@@ -63,7 +63,7 @@ def launch_alone(call):
         _driver.launch = launch
     ((function, grid, block, shared_bytes, stream, _),) = launched
     kept = _scan._ArgumentBlock()
-    source = _scan._argument_block().arguments
+    source = _scan.argument_block().arguments
     ctypes.memmove(ctypes.addressof(kept.arguments), ctypes.addressof(source), ctypes.sizeof(source))
     return lambda: launch(function, grid, block, shared_bytes, stream, kept.params_address)
 

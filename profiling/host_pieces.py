@@ -16,7 +16,7 @@ import time
 import torch
 
 import rtscan
-from rtscan import _arrays, _driver, _kernels, _nvtx, _scan, _workspace
+from rtscan import _arrays, _driver, _kernels, _nvtx, _scan, _torch_path, _workspace
 
 CALLS = 20_000
 
@@ -40,29 +40,33 @@ def main() -> None:
     torch.cuda.synchronize()
     va, vb, vout = _arrays.view("a", a), _arrays.view("b", b), _arrays.view("out", out)
     arch = _kernels.device_arch(0)
-    prepared = _scan._prepare(None, va, vout, 0, False, 0, arch)
+    prepared = _scan.prepare(None, va, vout, 0, False, 0, arch)
     stream = _arrays.default_stream(va)
     workspace = _workspace.acquire(0, stream, prepared.descriptors)
-    block = _scan._argument_block()
+    block = _scan.argument_block()
     report("empty loop", lambda: None)
     report("view(a) torch", lambda: _arrays.view("a", a))
     report("nvtx push+pop", lambda: (_nvtx.push("rtscan.scan"), _nvtx.pop()))
     report("make_current", lambda: _driver.make_current(0))
     report("default_stream", lambda: _arrays.default_stream(va))
     report("_addresses (lru)", lambda: _scan._addresses(va.shape, va.strides, vout.strides, va.dtype))
-    report("_check_out", lambda: _scan._check_out(out, va))
-    report("_prepare (cached)", lambda: _scan._prepare(None, va, vout, 0, False, 0, arch))
-    report("_misalignment", lambda: _scan._misalignment(va.pointer, vb.pointer, vout.pointer))
+    report("check_out", lambda: _scan.check_out(out, va))
+    report("prepare (cached)", lambda: _scan.prepare(None, va, vout, 0, False, 0, arch))
+    report("pointer_misalignment", lambda: _scan.pointer_misalignment(va.pointer, vb.pointer, vout.pointer))
     report("device_arch", lambda: _kernels.device_arch(0))
     report("_kernels.function", lambda: _kernels.function(0, prepared.variant, prepared.shape))
     report("_workspace.acquire", lambda: _workspace.acquire(0, stream, prepared.descriptors))
-    report("block.fill", lambda: block.fill(va, vb, None, vout, prepared, workspace))
+    report("block.fill", lambda: block.fill(va.pointer, vb.pointer, 0, vout.pointer, prepared, workspace))
     launch = _driver.launch
     _driver.launch = lambda *arguments: None
     try:
         report("scan(out=) without the launch", lambda: rtscan.scan(a, b, out=out))
         report("scan(a, b) without the launch", lambda: rtscan.scan(a, b))
         report("_scan._launch without the launch", lambda: _scan._launch(None, va, vb, None, vout, 0, False, stream))
+        report("general path, out=, without the launch",
+               lambda: _scan.scan(a, b, None, -1, False, out, "auto", None))
+        report("_torch_path.scan, out=, without the launch", lambda: _torch_path.scan(a, b, out, -1, False, None))
+        report("_torch_path.scan(a, b) without the launch", lambda: _torch_path.scan(a, b, None, -1, False, None))
     finally:
         _driver.launch = launch
     report("scan(out=) whole", lambda: rtscan.scan(a, b, out=out))

@@ -66,7 +66,7 @@ def measure(variant_names: list[str], log2_sizes: list[int],
     import numpy as np
 
     from rtscan import _bench, _driver, _kernels, model, registry
-    from rtscan._scan import scan
+    from rtscan import scan
 
     _driver.make_current(0)
     stream = _driver.create_stream()

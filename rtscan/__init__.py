@@ -10,8 +10,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import reference  # noqa: E402
-from ._scan import scan  # noqa: E402
+from typing import Any  # noqa: E402
+
+from . import _nvtx, _scan, _torch_path, reference  # noqa: E402
 from .errors import (  # noqa: E402
     CompileError, DriverError, InputError, InputTypeError, NoDeviceError, RtscanError, UnsupportedError,
 )
@@ -21,6 +22,20 @@ __all__ = [
     "scan", "variants", "warmup", "reference", "gpu_available", "RtscanError", "CompileError",
     "DriverError", "InputError", "InputTypeError", "NoDeviceError", "UnsupportedError", "__version__",
 ]
+
+
+def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False, out: Any = None,
+         variant: str = "auto", stream: Any = None) -> Any:
+    """h[t] = a[t] * h[t-1] + b[t] along `dim` (h[-1] = h0, default 0); see the README for the contract."""
+    _nvtx.push("rtscan.scan")
+    try:
+        if h0 is None and variant.__class__ is str and variant == "auto":
+            result = _torch_path.scan(a, b, out, dim, reverse, stream)
+            if result is not None:
+                return result
+        return _scan.scan(a, b, h0, dim, reverse, out, variant, stream)
+    finally:
+        _nvtx.pop()
 
 
 def gpu_available() -> bool:

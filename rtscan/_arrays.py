@@ -238,7 +238,7 @@ def empty_like(array: ArrayView, offset: int = 0) -> ArrayView:
 _torch_current_stream: Any = None  # torch's current-stream getter, looked up on first use
 
 
-def _torch_stream_getter() -> Any:
+def torch_stream_getter() -> Any:
     """torch's current-stream getter: the raw one, which returns the handle without building a
     Stream object (what Triton's launcher reads too), else the public call."""
     global _torch_current_stream
@@ -253,7 +253,7 @@ def _torch_stream_getter() -> Any:
 def default_stream(array: ArrayView) -> int:
     """The stream the input's framework is using now; the legacy default stream otherwise."""
     if array.kind == "torch":
-        current_stream = _torch_current_stream or _torch_stream_getter()  # a global read once looked up
+        current_stream = _torch_current_stream or torch_stream_getter()  # a global read once looked up
         return int(current_stream(array.device))
     if array.kind == "cupy":
         import cupy

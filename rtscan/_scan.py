@@ -1,12 +1,12 @@
-"""rtscan.scan: validate everything, then one launch (one per pass for a multi-pass variant).
-Nothing is launched or written for bad input."""
+"""rtscan.scan's general path: validate everything, then one launch (one per pass for a multi-pass
+variant). Nothing is launched or written for bad input."""
 
 from __future__ import annotations
 
 import ctypes
 import functools
 import threading
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -16,18 +16,10 @@ from .errors import InputError, InputTypeError
 _MAX_GRID = 2**31 - 1
 
 
-def scan(a: Any, b: Any, *, h0: Any = None, dim: int = -1, reverse: bool = False, out: Any = None,
-         variant: str = "auto", stream: Any = None) -> Any:
-    """h[t] = a[t] * h[t-1] + b[t] along `dim` (h[-1] = h0, default 0); see the README for the contract."""
-    _nvtx.push("rtscan.scan")
-    try:
-        return _scan(a, b, h0, dim, reverse, out, variant, stream)
-    finally:
-        _nvtx.pop()
-
-
-def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
-    # None: auto, whose variant follows from the layout (registry.auto_variant, in _prepare).
+def scan(a, b, h0, dim, reverse, out, variant_name, stream):
+    """rtscan.scan's general path: every kind of call, every check (rtscan/__init__.py tries
+    _torch_path.py first)."""
+    # None: auto, whose variant follows from the layout (registry.auto_variant, in prepare).
     chosen = None if variant_name.__class__ is str and variant_name == "auto" else registry.resolve(variant_name)
     if reverse.__class__ is not bool and not isinstance(reverse, np.bool_):
         raise InputTypeError(f"reverse must be a bool, got {type(reverse).__name__}")
@@ -41,7 +33,7 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
         raise InputError(f"a and b must be on the same device, got {_where(va)} and {_where(vb)}")
     axis = _layout.normalize_dim(dim, len(va.shape))
     vh0 = _check_h0(h0, va, axis)
-    vout, addresses = _check_out(out, va) if out is not None else (None, None)
+    vout, addresses = check_out(out, va) if out is not None else (None, None)
     stream_handle = _arrays.stream_handle(stream) if stream is not None else None
 
     if va.device is None:
@@ -52,7 +44,7 @@ def _scan(a, b, h0, dim, reverse, out, variant_name, stream):
     if vout is None:
         vout = _arrays.empty_like(va, _result_offset(chosen, va, vb, axis, bool(reverse)))
         addresses = _addresses(va.shape, va.strides, vout.strides, va.dtype)
-    _check_aliasing(vout, va, vb, vh0, addresses)
+    check_aliasing(vout, va, vb, vh0, addresses)
     if addresses.size == 0:
         return vout.obj
     if stream_handle is None:
@@ -82,7 +74,7 @@ def _check_h0(h0, va, axis):
     return vh0
 
 
-def _check_out(out, va):
+def check_out(out, va):
     """out's view and the address facts of this call's layout (_addresses)."""
     vout = _arrays.view("out", out)
     if vout.dtype != va.dtype:
@@ -100,7 +92,7 @@ def _check_out(out, va):
     return vout, addresses
 
 
-class _Addresses(NamedTuple):
+class Addresses(NamedTuple):
     """What the address checks need from a call's layout: byte offsets from element 0 of the
     [first, last) bytes a view touches, as ArrayView.extent_bytes gives them ((0, 0): no element).
     Cached per layout, so that a repeated layout costs only integer comparisons on new pointers."""
@@ -116,9 +108,9 @@ class _Addresses(NamedTuple):
 
 @functools.lru_cache(maxsize=1024)
 def _addresses(shape: tuple[int, ...], strides: tuple[int, ...], out_strides: tuple[int, ...],
-               dtype: str) -> _Addresses:
+               dtype: str) -> Addresses:
     size = _arrays.element_count(shape)
-    return _Addresses(size, *_arrays.extent_offsets(shape, strides, dtype),
+    return Addresses(size, *_arrays.extent_offsets(shape, strides, dtype),
                       *_arrays.extent_offsets(shape, out_strides, dtype), strides == out_strides,
                       size > 0 and _overlaps_itself(shape, out_strides))
 
@@ -134,7 +126,7 @@ def _overlaps_itself(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     return False
 
 
-def _check_aliasing(vout, va, vb, vh0, addresses):
+def check_aliasing(vout, va, vb, vh0, addresses):
     """out may be a or b itself (each tile reads its steps before writing them), nothing in between;
     h0 is read by the first tile of each sequence while other tiles write out, so it never may.
     The check compares address ranges, so interleaved views that share no element are refused too."""
@@ -151,7 +143,7 @@ def _check_aliasing(vout, va, vb, vh0, addresses):
             raise InputError("out overlaps h0 without being h0 itself; pass separate memory")
 
 
-class _Prepared(NamedTuple):
+class Prepared(NamedTuple):
     """Everything about a launch that follows from the call's layout, not its addresses."""
 
     variant: registry.Variant   # the one asked for, or auto's choice for this layout
@@ -167,13 +159,13 @@ class _Prepared(NamedTuple):
 
 
 # (variant, device, dtype, shape, strides of a and of out, axis, reverse, misalignment) ->
-# _Prepared. Small calls are bound by the host (profiling/NOTES.md, item 14), and the plan, the
+# Prepared. Small calls are bound by the host (profiling/NOTES.md, item 14), and the plan, the
 # shape choice and the vector test are the same for every call of one layout. The loaded function
 # is still looked up per call: it depends on the compile defines too (_kernels.compiled_with).
-_prepared: dict[tuple, _Prepared] = {}
+_prepared: dict[tuple, Prepared] = {}
 
 
-def _misalignment(a: int, b: int, out: int) -> int | None:
+def pointer_misalignment(a: int, b: int, out: int) -> int | None:
     """How many float32 elements past a 16-byte boundary a, b and out all start (0-3); None when
     they differ, or when one is not even 4-byte aligned."""
     if (a | b | out) & 3:
@@ -186,11 +178,11 @@ def _result_offset(chosen, va, vb, axis: int, reverse: bool) -> int:
     """Where a new C-contiguous result should start, in elements past a 16-byte boundary: as far as
     a and b when the launch would then take the head (P67), else on the boundary. The launch it
     asks about is the one _launch prepares next (the result has a's strides), so it is built once."""
-    misalignment = _misalignment(va.pointer, vb.pointer, va.pointer)
+    misalignment = pointer_misalignment(va.pointer, vb.pointer, va.pointer)
     if (not misalignment or (chosen is not None and not chosen.takes_head) or va.device is None
             or va.strides != _arrays.contiguous_strides(va.shape) or _arrays.element_count(va.shape) == 0):
         return 0
-    prepared = _prepare(chosen, va, va, axis, reverse, misalignment, _kernels.device_arch(va.device))
+    prepared = prepare(chosen, va, va, axis, reverse, misalignment, _kernels.device_arch(va.device))
     return misalignment if prepared.plan.layout.head else 0
 
 
@@ -205,7 +197,7 @@ def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool)
     return 4, misalignment
 
 
-def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
+def prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> Prepared:
     """The launch for this layout (chosen None: auto's), reused while the variant's tuning entry is
     the same object (an entry replaced, as sweeps and tests do, is seen; one edited in place would
     not be)."""
@@ -240,7 +232,7 @@ def _prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> _Prepared:
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     pass_launches = tuple((grids[kernel.grid], kernel.shape_for(shape).threads,
                            chosen.shared_bytes(kernel.shape_for(shape))) for kernel in chosen.pass_kernels)
-    prepared = _Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
+    prepared = Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
                          chosen.shared_bytes(shape), descriptors, pass_launches)
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
@@ -268,13 +260,13 @@ class _ArgumentBlock:
         self.params = (ctypes.c_void_p * len(_LookbackArguments._fields_))(
             *(base + getattr(_LookbackArguments, name).offset for name, _ in _LookbackArguments._fields_))
         self.params_address = ctypes.addressof(self.params)
-        self.prepared: _Prepared | None = None  # what the layout and tile counts were filled from
+        self.prepared: Prepared | None = None  # what the layout and tile counts were filled from
         self.workspace: _workspace.TileWorkspace | None = None
 
-    def fill(self, va, vb, vh0, vout, prepared: _Prepared, workspace: _workspace.TileWorkspace) -> None:
+    def fill(self, a: int, b: int, h0: int, out: int, prepared: Prepared, workspace: _workspace.TileWorkspace) -> None:
+        """The call's addresses (h0 0: none), and its layout and workspace where they changed."""
         arguments = self.arguments
-        arguments.a, arguments.b, arguments.out = va.pointer, vb.pointer, vout.pointer
-        arguments.h0 = vh0.pointer if vh0 is not None else 0
+        arguments.a, arguments.b, arguments.h0, arguments.out = a, b, h0, out
         if prepared is not self.prepared:
             arguments.layout = prepared.plan.layout
             arguments.tiles_per_seq, arguments.num_tiles = prepared.tiles_per_seq, prepared.num_tiles
@@ -287,7 +279,7 @@ class _ArgumentBlock:
 _thread_arguments = threading.local()
 
 
-def _argument_block() -> _ArgumentBlock:
+def argument_block() -> _ArgumentBlock:
     block = getattr(_thread_arguments, "block", None)
     if block is None:
         block = _thread_arguments.block = _ArgumentBlock()
@@ -297,8 +289,8 @@ def _argument_block() -> _ArgumentBlock:
 def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     device = va.device
     _driver.make_current(device)
-    misalignment = _misalignment(va.pointer, vb.pointer, vout.pointer)
-    prepared = _prepare(chosen, va, vout, axis, reverse, misalignment, _kernels.device_arch(device))
+    misalignment = pointer_misalignment(va.pointer, vb.pointer, vout.pointer)
+    prepared = prepare(chosen, va, vout, axis, reverse, misalignment, _kernels.device_arch(device))
     chosen = prepared.variant
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)
@@ -306,8 +298,8 @@ def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     function = _kernels.function(device, chosen, prepared.shape)
     workspace = _workspace.acquire(device, stream_handle, prepared.descriptors)
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
-    block = _argument_block()
-    block.fill(va, vb, vh0, vout, prepared, workspace)
+    block = argument_block()
+    block.fill(va.pointer, vb.pointer, vh0.pointer if vh0 is not None else 0, vout.pointer, prepared, workspace)
     _driver.launch(function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream_handle,
                    block.params_address)
 

@@ -372,11 +372,11 @@ def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
 
 
 def test_misalignment_is_counted_in_elements_and_must_agree():
-    assert _scan._misalignment(0x1000, 0x2000, 0x3000) == 0
-    assert _scan._misalignment(0x1004, 0x2004, 0x3004) == 1
-    assert _scan._misalignment(0x100c, 0x200c, 0x300c) == 3
-    assert _scan._misalignment(0x1004, 0x2008, 0x3004) is None
-    assert _scan._misalignment(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
+    assert _scan.pointer_misalignment(0x1000, 0x2000, 0x3000) == 0
+    assert _scan.pointer_misalignment(0x1004, 0x2004, 0x3004) == 1
+    assert _scan.pointer_misalignment(0x100c, 0x200c, 0x300c) == 3
+    assert _scan.pointer_misalignment(0x1004, 0x2008, 0x3004) is None
+    assert _scan.pointer_misalignment(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
 
 
 

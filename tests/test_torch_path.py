@@ -1,0 +1,168 @@
+"""rtscan/_torch_path.py, the common torch call in few steps: it takes the calls it should, gives
+bitwise the general path's result on every layout it takes, hands every other call (and every
+refusal) to the general path, and sees a replaced tuning entry and compile defines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rtscan
+from rtscan import _driver, _kernels, _scan, _torch_path
+from _gpu import SHORT_TILE, TILE, cuda, host, poisoned_like, regime, scan_and_check, torch
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def general_refused(monkeypatch):
+    """Fail any call that reaches the general path."""
+    def refuse(*arguments):
+        raise AssertionError("the call went the general path")
+
+    monkeypatch.setattr(_scan, "scan", refuse)
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The kernels launched (each launch's function), the launches still made."""
+    launched, launch = [], _driver.launch
+    monkeypatch.setattr(_driver, "launch", lambda function, *rest: launched.append(function) or launch(function, *rest))
+    return launched
+
+
+def pair(rng, shape):
+    a, b = regime(rng, "mixed", shape)
+    return cuda(a), cuda(b)
+
+
+def test_the_common_call_takes_it_and_is_right(rng, general_refused):
+    a, b = pair(rng, (3, 2 * TILE + 7))
+    scan_and_check(a, b)                        # learns the layout
+    scan_and_check(a, b)                        # a call of a known layout
+    result = rtscan.scan(a, b)                  # a new result
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(host(result), host(scan_and_check(a, b)))
+
+
+def layouts(rng):
+    """(name, a, b, out, dim, reverse): the layouts a torch user makes, out None for a new result."""
+    a, b = pair(rng, (4, 3 * SHORT_TILE + 5))
+    long_a, long_b = pair(rng, (2 * TILE + 3,))
+    time_major_a, time_major_b = pair(rng, (700, 24))
+    yield "1-D", long_a, long_b, None, -1, False
+    yield "1-D, out=", long_a, long_b, poisoned_like(long_a), -1, False
+    yield "rows", a, b, None, -1, False
+    yield "rows reversed", a, b, poisoned_like(a), -1, True
+    yield "time-major", time_major_a, time_major_b, None, 0, False
+    yield "transposed rows", time_major_a.T, time_major_b.T, None, 1, False
+    yield "one past a boundary, out too", long_a[1:], long_b[1:], poisoned_like(long_a)[1:], -1, False
+    yield "one past a boundary, new result", long_a[1:], long_b[1:], None, -1, False
+    yield "16 steps", long_a[:16], long_b[:16], None, -1, False
+
+
+def test_bitwise_the_general_paths_result(rng, launches):
+    for name, a, b, out, dim, reverse in layouts(rng):
+        general_out = None if out is None else poisoned_like(out)
+        expected = _scan.scan(a, b, None, dim, reverse, general_out, "auto", None)
+        general_launches = len(launches)
+        for _ in range(2):  # learn, then a known layout
+            if out is not None:
+                out.fill_(float("nan"))
+            result = rtscan.scan(a, b, dim=dim, reverse=reverse, out=out)
+            torch.cuda.synchronize()
+            assert torch.equal(result, expected), name
+        assert len(launches) == general_launches + 2, name
+
+
+def test_in_place_is_taken_and_right(rng, general_refused):
+    a_np, b_np = regime(rng, "mixed", (5, SHORT_TILE + 9))
+    expected = host(rtscan.scan(cuda(a_np), cuda(b_np)))
+    for target in ("a", "b", "a", "b"):
+        a, b = cuda(a_np), cuda(b_np)
+        out = a if target == "a" else b
+        assert rtscan.scan(a, b, out=out) is out
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(host(out), expected, err_msg=f"out={target}")
+
+
+def refusals(rng):
+    """(name, call) for calls with bad arguments; `call` runs the scan with the given entry point."""
+    a, b = pair(rng, (4, 3000))
+    out = poisoned_like(a)
+    flat = torch.full((2 * a.numel() + 64,), float("nan"), device="cuda")
+    overlapping = flat[4:4 + a.numel()].view(a.shape)  # as far past a 16-byte boundary as a
+    yield "out overlaps a", lambda scan: scan(flat[:a.numel()].view(a.shape), b, out=overlapping)
+    yield "out shape", lambda scan: scan(a, b, out=out[:, 1:])
+    yield "out dtype", lambda scan: scan(a, b, out=out.double())
+    yield "b dtype", lambda scan: scan(a, b.double())
+    yield "b strides", lambda scan: scan(a, b.T.contiguous().T)
+    yield "b shape", lambda scan: scan(a, b[:2])
+    yield "dim", lambda scan: scan(a, b, dim=2)
+    yield "dim a bool", lambda scan: scan(a, b, dim=True)
+    yield "reverse", lambda scan: scan(a, b, reverse=1)
+    yield "b on the host", lambda scan: scan(a, b.cpu())
+    yield "a requires grad", lambda scan: scan(a.clone().requires_grad_(), b)
+    yield "out overlaps itself", lambda scan: scan(a, b, out=out[:1].expand(a.shape))
+    yield "stream", lambda scan: scan(a, b, out=out, stream="s")
+
+
+def error_of(call, scan) -> tuple[type, str]:
+    with pytest.raises((rtscan.RtscanError, TypeError, ValueError)) as raised:
+        call(scan)
+    return type(raised.value), str(raised.value)
+
+
+def general(a, b, *, h0=None, dim=-1, reverse=False, out=None, variant="auto", stream=None):
+    return _scan.scan(a, b, h0, dim, reverse, out, variant, stream)
+
+
+def test_refusals_are_the_general_paths(rng, launches):
+    """Each bad call raises what the general path raises for it, with nothing launched, both before
+    and after its layout's good twin was learned (out overlapping a is checked per call)."""
+    a, b = pair(rng, (4, 3000))
+    flat = torch.empty(2 * a.numel() + 64, device="cuda")
+    rtscan.scan(flat[:a.numel()].view(a.shape), b, out=flat[a.numel():2 * a.numel()].view(a.shape))
+    launched = len(launches)
+    for name, call in refusals(rng):
+        assert error_of(call, rtscan.scan) == error_of(call, general), name
+    assert len(launches) == launched
+
+
+def test_a_call_it_does_not_take_launches_nothing(rng, launches):
+    a, b = pair(rng, (2, 300))
+    parameter = torch.nn.Parameter(a.clone(), requires_grad=False)
+    for name, arguments in {"a subclass": (parameter, b, None, -1, False, None),
+                            "float64": (a.double(), b.double(), None, -1, False, None),
+                            "host tensors": (a.cpu(), b.cpu(), None, -1, False, None),
+                            "numpy": (host(a), host(b), None, -1, False, None),
+                            "no element": (a[:, :0], b[:, :0], None, -1, False, None),
+                            "dim a numpy integer": (a, b, None, np.int64(1), False, None)}.items():
+        assert _torch_path.scan(*arguments) is None, name
+    assert launches == []
+
+
+def test_a_replaced_tuning_entry_is_seen(rng, monkeypatch):
+    monkeypatch.setattr(_torch_path, "_layouts", {})
+    a, b = pair(rng, (3, 2000))
+    rtscan.scan(a, b)
+    (layout,) = [layout for key, layout in _torch_path._layouts.items() if key[0] == a.shape]
+    table = layout.prepared.variant.table
+    key = next(key for key, entry in table.items() if entry is layout.prepared.entry)
+    monkeypatch.setitem(table, key, dict(layout.prepared.entry))  # equal, but another object
+    scan_and_check(a, b)
+    (relearned,) = [layout for key, layout in _torch_path._layouts.items() if key[0] == a.shape]
+    assert relearned.prepared.entry is table[key]
+
+
+def test_compile_defines_are_seen(rng, launches, monkeypatch):
+    monkeypatch.setattr(_torch_path, "_layouts", {})
+    a, b = pair(rng, (2, 1000))
+    rtscan.scan(a, b)
+    defines = (("RTSCAN_PERTURB_SEED", "3"),)
+    with _kernels.compiled_with(defines):
+        scan_and_check(a, b)
+        (layout,) = [layout for key, layout in _torch_path._layouts.items() if key[0] == a.shape]
+        assert layout.defines == defines
+        assert launches[-1] is _kernels.function(0, layout.prepared.variant, layout.prepared.shape)
+    assert launches[-1] is not launches[0]
