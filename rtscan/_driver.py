@@ -84,7 +84,7 @@ def device_count() -> int:
 
 def make_current(device: int) -> None:
     """Make `device`'s primary context current on this thread (the one PyTorch and CuPy use)."""
-    drv = _load()
+    drv = _driver or _load()  # as launch(): once per call
     context = _primary_contexts.get(device)
     if context is None:
         context = _retain_primary_context(drv, device)
@@ -153,7 +153,7 @@ def resident_blocks_per_sm(function: Any, block: int, shared_bytes: int) -> int:
 
 
 def launch(function: Any, grid: int, block: int, shared_bytes: int, stream: int, params_address: int) -> None:
-    drv = _load()
+    drv = _driver or _load()  # the global alone once loaded: one launch per small scan
     # Checked inline rather than through call(): one launch per small scan, where each Python call counts.
     result = drv.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, shared_bytes, stream, params_address, 0)
     if result[0]:

@@ -46,30 +46,28 @@ def test_the_common_call_takes_it_and_is_right(rng, general_refused):
 
 
 def layouts(rng):
-    """(name, a, b, out, dim, reverse): the layouts a torch user makes, out None for a new result."""
+    """(name, a, b, make_out, dim, reverse): the layouts a torch user makes; make_out() gives a
+    poisoned out, each time in the same place past a 16-byte boundary, or None for a new result."""
     a, b = pair(rng, (4, 3 * SHORT_TILE + 5))
     long_a, long_b = pair(rng, (2 * TILE + 3,))
     time_major_a, time_major_b = pair(rng, (700, 24))
     yield "1-D", long_a, long_b, None, -1, False
-    yield "1-D, out=", long_a, long_b, poisoned_like(long_a), -1, False
+    yield "1-D, out=", long_a, long_b, lambda: poisoned_like(long_a), -1, False
     yield "rows", a, b, None, -1, False
-    yield "rows reversed", a, b, poisoned_like(a), -1, True
+    yield "rows reversed, out=", a, b, lambda: poisoned_like(a), -1, True
     yield "time-major", time_major_a, time_major_b, None, 0, False
     yield "transposed rows", time_major_a.T, time_major_b.T, None, 1, False
-    yield "one past a boundary, out too", long_a[1:], long_b[1:], poisoned_like(long_a)[1:], -1, False
+    yield "one past a boundary, out too", long_a[1:], long_b[1:], lambda: poisoned_like(long_a)[1:], -1, False
     yield "one past a boundary, new result", long_a[1:], long_b[1:], None, -1, False
     yield "16 steps", long_a[:16], long_b[:16], None, -1, False
 
 
 def test_bitwise_the_general_paths_result(rng, launches):
-    for name, a, b, out, dim, reverse in layouts(rng):
-        general_out = None if out is None else poisoned_like(out)
-        expected = _scan.scan(a, b, None, dim, reverse, general_out, "auto", None)
+    for name, a, b, make_out, dim, reverse in layouts(rng):
+        expected = _scan.scan(a, b, None, dim, reverse, make_out and make_out(), "auto", None)
         general_launches = len(launches)
         for _ in range(2):  # learn, then a known layout
-            if out is not None:
-                out.fill_(float("nan"))
-            result = rtscan.scan(a, b, dim=dim, reverse=reverse, out=out)
+            result = rtscan.scan(a, b, dim=dim, reverse=reverse, out=make_out and make_out())
             torch.cuda.synchronize()
             assert torch.equal(result, expected), name
         assert len(launches) == general_launches + 2, name
