@@ -94,7 +94,8 @@ LOOKBACK_REGS = {
             "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663")),
         "large": {
             "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "from_total_steps": 1 << 24,
+            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "chunks_first": 1,
+            "from_total_steps": 1 << 24,
             "source": "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
                       "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
                       "two-level shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy, against "
