@@ -30,7 +30,8 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2:
           6: (64, 1, 1, 1, 1, 1, 0, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0), 8: (256, 1, 1, 1, 1, 1, 0, 0),
           9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
           12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
-          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1)}
+          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1),
+          18: (352, 56, 4, 1, 32, 1, 1, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -95,6 +96,7 @@ def cases():
         (10, (SEGMENT_TILES * tile_of(10) + 2 * tile_of(10) + 5,), -1, True, False),
         (12, (2 * tile_of(12) + 41,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
         (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
+        (18, (2, 20 * tile_of(18) + 37), -1, False, True),  # the same chunks first: the sm_90 large shape
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse

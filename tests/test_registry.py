@@ -123,7 +123,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
-    assert batch.chunks_first == 1 and large.chunks_first == long.chunks_first == 0
+    assert batch.chunks_first == large.chunks_first == 1 and long.chunks_first == 0  # large: P130
     for length, sequences in ((65536, 512), (32768, 1024), (2**18, 64), (2**18, 32), (16384, 2047), (131072, 129)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
