@@ -20,8 +20,7 @@ import statistics
 
 import numpy as np
 
-from . import _driver, _kernels, _layout, _nvml, _nvtx, model
-from ._scan import scan
+from . import _driver, _kernels, _layout, _nvml, _nvtx, model, scan
 from .registry import VARIANTS, auto_variant
 
 REPLAYS = 7
