@@ -107,7 +107,11 @@ LOOKBACK_REGS = {
                       "results/h200/p50-p52-sweeps-2026-11-30.txt): 2^24 0.683 against 0.656/0.667 for the "
                       "two-level long shape; at 2^23 the long shape wins (0.674/0.682 against 0.613). Atomic "
                       f"polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^28 0.950/0.951 against 0.851/0.848, "
-                      "2^26 0.874/0.872 against 0.791/0.792, 2^24 0.744/0.730 against 0.704/0.709",
+                      "2^26 0.874/0.872 against 0.791/0.792, 2^24 0.744/0.730 against 0.704/0.709. Tickets "
+                      "chunks first (the same tiles for one sequence): an A/B of rtscan bench, two rounds "
+                      "(P130, results/h200/p130-ab-2026-12-01-18.txt), 128 x 524288 0.895/0.892 against "
+                      "0.882/0.875, 64 x 1048576 0.896/0.888 against 0.880/0.881, 8 x 4194304 0.843/0.832 "
+                      "against 0.825/0.822; 16 and 32 sequences and one sequence within the rounds' spread",
         },
         "long": {
             "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
