@@ -29,7 +29,7 @@ _current_stream: Any = None
 
 
 class _Layout(NamedTuple):
-    """One layout's launch and the address facts of its checks (_scan._Addresses)."""
+    """One layout's launch and the address facts of its checks (_scan.Addresses)."""
 
     prepared: _scan.Prepared
     function: Any               # the loaded kernel, for the compile defines it was loaded under
