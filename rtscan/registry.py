@@ -73,11 +73,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
-# 16-byte path, for sequences that fill one of their tiles, "many", "short_batch" and "batch"
-# (optional) for batches of rows up to their `to_length`, "large" (optional) for the largest
-# launches, then "long"; for lanes across sequences (columns_lookback), "long" for many sequences
-# and "fewest" and "few" for launches of at most their `to_sequences`.
-SHAPE_KINDS = ("many", "short_batch", "batch", "large", "long", "fewest", "few")
+# 16-byte path, for sequences that fill one of their tiles, "many", "short_batch", "long_batch"
+# and "batch" (optional) for batches of rows within their `from_length` and `to_length`, "large"
+# (optional) for the largest launches, then "long"; for lanes across sequences
+# (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of at most
+# their `to_sequences`.
+SHAPE_KINDS = ("many", "short_batch", "long_batch", "batch", "large", "long", "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -152,10 +153,9 @@ class Variant:
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
-        steps in all, at least `from_sequences` and at most `to_sequences` sequences, at most
-        `to_length` steps a sequence) and, on the 16-byte path, whose tile a sequence fills
-        (fills_a_tile), or for a variant without 16-byte steps, whose `from_length` a sequence
-        reaches; else the short shape (tuning.py says why)."""
+        steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
+        `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
+        tile a sequence fills (fills_a_tile); else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         total = num_seqs * length
@@ -163,12 +163,11 @@ class Variant:
             fields = entry.get(kind)
             if (fields is None or not fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
-                    or length > fields.get("to_length", length)):
+                    or not fields.get("from_length", 0) <= length <= fields.get("to_length", length)):
                 continue
             if not self.vector_steps:
-                if length >= fields.get("from_length", 0):
-                    return entry_shape(fields, 1)
-            elif vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
+                return entry_shape(fields, 1)
+            if vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)
                 if shape.vec == 4:
                     return shape

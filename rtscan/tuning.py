@@ -25,6 +25,8 @@ from .errors import UnsupportedError
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps);
+#   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
+#            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -50,6 +52,9 @@ _BATCH_TILE_SM90 = {
     "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "from_total_steps": 1 << 23, "to_length": 1 << 18,
 }
+# sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
+_LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
+                   "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
 _P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
               "p115-batch-shapes-2026-11-30-15.txt, p116-batch-boundary-2026-11-30-15.txt, "
               "p118-spread-2026-11-30-15.txt)")
@@ -80,6 +85,18 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
+        "long_batch": dict(
+            _LONG_TILE_SM90, chunks_first=1, from_sequences=128, from_length=(1 << 17) + 1, to_length=1 << 18,
+            from_total_steps=1 << 25, source=(
+                "from_sequences 128: what rows of at most 2^18 steps need for 2^25 steps anyway, kept so that "
+                "two rows lifted to any total (tests/conftest.py, profiling/sanitize.sh) stay on the batch tile. "
+                "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
+                "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
+                "Rows of 2^18: 128 x 262144 0.849 against 0.837, 256 x 262144 0.888 against 0.868, 512 x "
+                "262144 0.906 against 0.872, 1024 x 262144 0.915 against 0.875; at 2^24 it lost (64 x 262144 "
+                "0.778 against 0.795). Rows of 2^17 tied (512 x 131072 0.858 against 0.859, 1024 x 131072 "
+                "0.886 against 0.876); rows of 2^19 went to the large tile (0.897 against 0.884 at 128 x "
+                "524288). Rows between 2^17 and 2^18 steps were not measured")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
@@ -114,8 +131,7 @@ LOOKBACK_REGS = {
                       "against 0.825/0.822; 16 and 32 sequences and one sequence within the rounds' spread",
         },
         "long": {
-            "block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1, "from_total_steps": 1 << 21,
+            **_LONG_TILE_SM90, "from_total_steps": 1 << 21,
             "source": "sweep.py on an H200, 2026-11-30, after P38 (profiling/results/h200/p42-sweep-2026-11-30.txt; "
                       "sweep-p42-s1-2026-11-30.json, sweep-p42-s64-2026-11-30.json): fastest at 2^21-2^24 of 5 "
                       "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "

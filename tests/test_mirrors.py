@@ -31,7 +31,7 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2:
           9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
           12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
           15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1),
-          18: (352, 56, 4, 1, 32, 1, 1, 1)}
+          18: (352, 56, 4, 1, 32, 1, 1, 1), 19: (352, 48, 4, 1, 32, 32, 1, 1)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -97,6 +97,7 @@ def cases():
         (12, (2 * tile_of(12) + 41,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
         (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
         (18, (2, 20 * tile_of(18) + 37), -1, False, True),  # the same chunks first: the sm_90 large shape
+        (19, (3, 34 * tile_of(19) + 5), -1, True, False),  # the long tile chunks first (long_batch), across a segment
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -129,6 +130,7 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
     ("lookback_regs", "many", 3), ("lookback_regs", "short_batch", 3), ("lookback_regs", "short_batch", 30),
+    ("lookback_regs", "long_batch", 3), ("lookback_regs", "long_batch", 40),
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
@@ -136,31 +138,33 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: many, short_batch and batch (two sequences: many's from_sequences is
-    lowered to two), large and long (16-byte path, long sequences), short (16-byte path, sequences short of
-    15/16 of a long tile) and scalar (strided input), and the seed's one-level look-backs. The
-    shapes tried before the one tested are taken out of the table, which leaves the rest of the
-    entry as tuned."""
+    the GPU's launch shapes: many, short_batch, long_batch and batch (two sequences: many's and
+    long_batch's bounds on sequences and row lengths are lifted), large and long (16-byte path,
+    long sequences), short (16-byte path, sequences short of 15/16 of a long tile) and scalar
+    (strided input), and the seed's one-level look-backs. The shapes tried before the one tested
+    are taken out of the table, which leaves the rest of the entry as tuned."""
     from _gpu import without_kinds
     from rtscan import _kernels, registry, tuning
 
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in ("many", "short_batch", "batch", "large") and path not in entry:
+    if path in ("many", "short_batch", "long_batch", "batch", "large") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
     without_kinds(monkeypatch, variant, arch, tried_before)
-    if path == "many":
+    if path in ("many", "long_batch"):
         key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, arch, "float32"))
-        monkeypatch.setitem(variant.table, key, {**variant.table[key], "many": {**entry["many"], "from_sequences": 2}})
+        bounds = ("from_sequences", "from_length", "to_length")
+        monkeypatch.setitem(variant.table, key, {**variant.table[key],
+                                                 path: {k: v for k, v in entry[path].items() if k not in bounds}})
     vec = 1 if path == "scalar" else 4
     if path == "short":
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
-        length, sequences = (1 << 17, 2) if path in ("many", "short_batch", "batch") else (1 << 40, 1)
+        length, sequences = (1 << 17, 2) if path in ("many", "short_batch", "long_batch", "batch") else (1 << 40, 1)
         length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))

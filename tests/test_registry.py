@@ -134,12 +134,18 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert dataclasses.replace(many, chunks_first=1) == batch
     for length, sequences in ((16384, 4096), (32768, 2048), (2**18, 2048)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
+    long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
+    assert long_batch == dataclasses.replace(long, chunks_first=1)
+    for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == long_batch, (length, sequences)
+    for length, sequences in ((2**18, 64), (2**17, 512), (2**18, 2048)):  # under 2^25 steps, rows of 2^17, many
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != long_batch, (length, sequences)
     assert variant.launch_shape("sm_90", "float32", 4, 65536, 64) == long  # 2^22 steps: one wave of long tiles
     assert variant.launch_shape("sm_90", "float32", 4, 2**19, 64) == large  # rows past to_length
     assert variant.launch_shape("sm_90", "float32", 4, 2**23, 1) == long  # one sequence
     assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
-    assert {batch, many, short_batch} <= set(variant.launch_shapes("sm_90", "float32"))  # compiled at import
+    assert {batch, many, short_batch, long_batch} <= set(variant.launch_shapes("sm_90", "float32"))  # at import
 
 
 def test_every_tuning_entry_cites_its_source():

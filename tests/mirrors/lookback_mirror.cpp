@@ -96,7 +96,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // sm_90 batch shape, whose tickets take chunk c of every sequence first; 15 the same order on tiny
 // tiles, so short batches span many segments; 16 the batch tile in sequence order (sm_90's many);
 // 17 the short tile chunks first (sm_90's short_batch). 18 is 13 with tickets chunks first (sm_90's
-// large shape, P130).
+// large shape, P130), 19 is 12 with them (sm_90's long_batch, P133).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -127,6 +127,9 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
             return 0;
         case 18:
             mirror_scan<352, 56, 4, 1, 32, 1, true, true>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 19:
+            mirror_scan<352, 48, 4, 1, 32, 32, true, true>(a, b, out, h0, *layout, finished_probability, seed);
             return 0;
         default: return 1;
     }
