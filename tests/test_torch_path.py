@@ -1,6 +1,8 @@
 """rtscan/_torch_path.py, the common torch call in few steps: it takes the calls it should, gives
 bitwise the general path's result on every layout it takes, hands every other call (and every
-refusal) to the general path, and sees a replaced tuning entry and compile defines."""
+refusal) to the general path, and sees a replaced tuning entry and compile defines (on a GPU).
+On the CPU, with a stand-in for torch.Tensor: what it leaves to the general path, and its overlap
+test against the general path's."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ import numpy as np
 import pytest
 
 import rtscan
-from rtscan import _driver, _kernels, _scan, _torch_path
+from rtscan import _arrays, _driver, _kernels, _scan, _torch_path
 from _gpu import SHORT_TILE, TILE, cuda, host, poisoned_like, regime, scan_and_check, torch
-
-pytestmark = pytest.mark.gpu
 
 
 @pytest.fixture
@@ -36,6 +36,7 @@ def pair(rng, shape):
     return cuda(a), cuda(b)
 
 
+@pytest.mark.gpu
 def test_the_common_call_takes_it_and_is_right(rng, general_refused):
     a, b = pair(rng, (3, 2 * TILE + 7))
     scan_and_check(a, b)                        # learns the layout
@@ -62,6 +63,7 @@ def layouts(rng):
     yield "16 steps", long_a[:16], long_b[:16], None, -1, False
 
 
+@pytest.mark.gpu
 def test_bitwise_the_general_paths_result(rng, launches):
     for name, a, b, make_out, dim, reverse in layouts(rng):
         expected = _scan.scan(a, b, None, dim, reverse, make_out and make_out(), "auto", None)
@@ -73,6 +75,7 @@ def test_bitwise_the_general_paths_result(rng, launches):
         assert len(launches) == general_launches + 2, name
 
 
+@pytest.mark.gpu
 def test_in_place_is_taken_and_right(rng, general_refused):
     a_np, b_np = regime(rng, "mixed", (5, SHORT_TILE + 9))
     expected = host(rtscan.scan(cuda(a_np), cuda(b_np)))
@@ -115,6 +118,7 @@ def general(a, b, *, h0=None, dim=-1, reverse=False, out=None, variant="auto", s
     return _scan.scan(a, b, h0, dim, reverse, out, variant, stream)
 
 
+@pytest.mark.gpu
 def test_refusals_are_the_general_paths(rng, launches):
     """Each bad call raises what the general path raises for it, with nothing launched, both before
     and after its layout's good twin was learned (out overlapping a is checked per call)."""
@@ -127,6 +131,7 @@ def test_refusals_are_the_general_paths(rng, launches):
     assert len(launches) == launched
 
 
+@pytest.mark.gpu
 def test_a_call_it_does_not_take_launches_nothing(rng, launches):
     a, b = pair(rng, (2, 300))
     parameter = torch.nn.Parameter(a.clone(), requires_grad=False)
@@ -140,6 +145,7 @@ def test_a_call_it_does_not_take_launches_nothing(rng, launches):
     assert launches == []
 
 
+@pytest.mark.gpu
 def test_a_replaced_tuning_entry_is_seen(rng, monkeypatch):
     monkeypatch.setattr(_torch_path, "_layouts", {})
     a, b = pair(rng, (3, 2000))
@@ -153,6 +159,7 @@ def test_a_replaced_tuning_entry_is_seen(rng, monkeypatch):
     assert relearned.prepared.entry is table[key]
 
 
+@pytest.mark.gpu
 def test_compile_defines_are_seen(rng, launches, monkeypatch):
     monkeypatch.setattr(_torch_path, "_layouts", {})
     a, b = pair(rng, (2, 1000))
@@ -164,3 +171,99 @@ def test_compile_defines_are_seen(rng, launches, monkeypatch):
         assert layout.defines == defines
         assert launches[-1] is _kernels.function(0, layout.prepared.variant, layout.prepared.shape)
     assert launches[-1] is not launches[0]
+
+
+# ---- on the CPU: a stand-in for torch.Tensor ----------------------------------------------------
+
+class StandIn:
+    """What the path reads of a tensor, as plain values."""
+
+    def __init__(self, pointer, shape=(64,), strides=(1,), device=0, dtype="float32", requires_grad=False,
+                 is_cuda=True):
+        self.shape, self._strides, self._device, self._pointer = shape, strides, device, pointer
+        self.dtype, self.requires_grad, self.is_cuda = dtype, requires_grad, is_cuda
+
+    def stride(self):
+        return self._strides
+
+    def get_device(self):
+        return self._device
+
+    def data_ptr(self):
+        return self._pointer
+
+
+class Reached(Exception):
+    """The call passed every check the path makes before preparing a layout."""
+
+
+@pytest.fixture
+def stand_in_torch(monkeypatch):
+    """StandIn as the path's tensor type; reaching a layout's preparation or a launch raises Reached."""
+    def reached(*arguments):
+        raise Reached
+
+    monkeypatch.setattr(_torch_path, "_tensor_type", StandIn)
+    monkeypatch.setattr(_torch_path, "_float32", "float32")
+    monkeypatch.setattr(_torch_path, "_empty_like", lambda a: StandIn(1 << 30, a.shape, a.stride()))
+    monkeypatch.setattr(_torch_path, "_layouts", {})
+    monkeypatch.setattr(_torch_path, "_learn", reached)
+    monkeypatch.setattr(_driver, "launch", reached)
+
+
+def test_what_it_leaves_to_the_general_path(stand_in_torch):
+    """Each call differs from one the path takes in one thing, and gets None before anything is
+    prepared or launched."""
+    a, b, out = StandIn(1 << 20), StandIn(1 << 21), StandIn(1 << 22)
+    for taken in ((a, b, out, -1, False, None), (a, b, None, -1, False, None)):
+        with pytest.raises(Reached):
+            _torch_path.scan(*taken)
+    changed = {
+        "a requires grad": (StandIn(1 << 20, requires_grad=True), b, out),
+        "b requires grad": (a, StandIn(1 << 21, requires_grad=True), out),
+        "out requires grad": (a, b, StandIn(1 << 22, requires_grad=True)),
+        "a float64": (StandIn(1 << 20, dtype="float64"), b, out),
+        "b float64": (a, StandIn(1 << 21, dtype="float64"), out),
+        "out float64": (a, b, StandIn(1 << 22, dtype="float64")),
+        "a not CUDA": (StandIn(1 << 20, is_cuda=False), b, out),
+        "b not CUDA": (a, StandIn(1 << 21, is_cuda=False), out),
+        "out not CUDA": (a, b, StandIn(1 << 22, is_cuda=False)),
+        "b's shape": (a, StandIn(1 << 21, shape=(63,)), out),
+        "b's strides": (a, StandIn(1 << 21, strides=(2,)), out),
+        "b's device": (a, StandIn(1 << 21, device=1), out),
+        "out's shape": (a, b, StandIn(1 << 22, shape=(65,))),
+        "out's device": (a, b, StandIn(1 << 22, device=1)),
+        "b another type": (a, np.zeros(64, np.float32), out),
+        "out another type": (a, b, np.zeros(64, np.float32)),
+        "a new result for a off a 16-byte boundary": (StandIn((1 << 20) + 4), b, None),
+        "a new result for b off a 16-byte boundary": (a, StandIn((1 << 21) + 8), None),
+    }
+    for name, (a_, b_, out_) in changed.items():
+        assert _torch_path.scan(a_, b_, out_, -1, False, None) is None, name
+    assert _torch_path.scan(a, b, out, np.int64(-1), False, None) is None  # dim not an int
+    assert _torch_path.scan(a, b, out, -1, 1, None) is None  # reverse not a bool
+
+
+def test_its_overlap_test_is_the_general_paths(rng):
+    """_overlaps against _scan.check_aliasing on random layouts of a, b and out, placed so that
+    they often overlap, sometimes as out = a or out = b exactly."""
+    compared = 0
+    for _ in range(3000):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 3))))
+        strides = tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
+        out_strides = strides if rng.random() < 0.5 else tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
+        addresses = _scan._addresses(shape, strides, out_strides, "float32")
+        if addresses.out_overlaps_itself:
+            continue
+        a, b, out = (4096 + 4 * int(rng.integers(0, 48)) for _ in range(3))
+        out = {0: a, 1: b}.get(int(rng.integers(0, 4)), out)
+        views = [_arrays.ArrayView(None, "torch", pointer, shape, layout, "float32", 0)
+                 for pointer, layout in ((a, strides), (b, strides), (out, out_strides))]
+        try:
+            _scan.check_aliasing(views[2], views[0], views[1], None, addresses)
+            refused = False
+        except rtscan.InputError:
+            refused = True
+        assert _torch_path._overlaps(addresses, a, b, out) == refused, (shape, strides, out_strides, a, b, out)
+        compared += 1
+    assert compared > 1000
