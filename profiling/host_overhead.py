@@ -45,6 +45,22 @@ def mean_us(call, calls: int) -> tuple[float, float]:
     return host / calls * 1e6, start_event.elapsed_time(end_event) * 1e3 / calls
 
 
+def captured_launch(call) -> tuple:
+    """(function, grid, threads, shared bytes, stream) of the one launch `call` makes (it still
+    launches); its arguments are left in this thread's argument block (rtscan._scan)."""
+    from rtscan import _driver
+
+    launched = []
+    launch = _driver.launch
+    _driver.launch = lambda *arguments: launched.append(arguments) or launch(*arguments)
+    try:
+        call()
+    finally:
+        _driver.launch = launch
+    ((function, grid, threads, shared_bytes, stream, _),) = launched
+    return function, grid, threads, shared_bytes, stream
+
+
 def launch_alone(call):
     """A function that repeats only the cuLaunchKernel (through rtscan._driver.launch, which checks
     its result) of one `call`, its arguments ready: the floor under a call's host cost. The
@@ -54,14 +70,8 @@ def launch_alone(call):
 
     from rtscan import _driver, _scan
 
-    launched = []
+    function, grid, block, shared_bytes, stream = captured_launch(call)
     launch = _driver.launch
-    _driver.launch = lambda *arguments: launched.append(arguments) or launch(*arguments)
-    try:
-        call()
-    finally:
-        _driver.launch = launch
-    ((function, grid, block, shared_bytes, stream, _),) = launched
     kept = _scan._ArgumentBlock()
     source = _scan.argument_block().arguments
     ctypes.memmove(ctypes.addressof(kept.arguments), ctypes.addressof(source), ctypes.sizeof(source))
