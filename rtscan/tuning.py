@@ -88,15 +88,17 @@ LOOKBACK_REGS = {
         "long_batch": dict(
             _LONG_TILE_SM90, chunks_first=1, from_sequences=128, from_length=(1 << 17) + 1, to_length=1 << 18,
             from_total_steps=1 << 25, source=(
-                "from_sequences 128: what rows of at most 2^18 steps need for 2^25 steps anyway, kept so that "
-                "two rows lifted to any total (tests/conftest.py, profiling/sanitize.sh) stay on the batch tile. "
                 "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
                 "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
                 "Rows of 2^18: 128 x 262144 0.849 against 0.837, 256 x 262144 0.888 against 0.868, 512 x "
                 "262144 0.906 against 0.872, 1024 x 262144 0.915 against 0.875; at 2^24 it lost (64 x 262144 "
                 "0.778 against 0.795). Rows of 2^17 tied (512 x 131072 0.858 against 0.859, 1024 x 131072 "
                 "0.886 against 0.876); rows of 2^19 went to the large tile (0.897 against 0.884 at 128 x "
-                "524288). Rows between 2^17 and 2^18 steps were not measured")),
+                "524288). Rows between 2^17 and 2^18 steps were not measured. from_sequences 128: the fewest "
+                "measured, and what rows of at most 2^18 steps need for 2^25 in all anyway; two rows lifted "
+                "to any total (tests/conftest.py, profiling/sanitize.sh) so stay on the batch tile. auto's "
+                "A/B (P133, results/h200/p133-ab-2026-12-01-18.txt): 1024 x 262144 0.918/0.916 against "
+                "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
