@@ -4,21 +4,23 @@
 # are multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes
 # the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). More cases
 # per tool run its short_batch and batch shapes (sm_90: two sequences or more of at most 2^17 and
-# 2^18 steps; its long_batch shape asks for 128 sequences and is left to the mirror's bitwise GPU
-# test) on 2 x 60000 and 2 x 140000 steps, and its large shape (from 2^24 on sm_90) on
-# 2 x 300000 steps and on 2 x 5300000 steps: 538 of its tiles, more than 4 x 132 on an H200, so
-# its blocks take claim_tile's stagger (kernels_cu/tile_state.cuh) under the tools too; one more
-# runs 2 x 1048580 steps in device memory one element past a 16-byte boundary, which the 16-byte
-# path scans from the boundary (P67). Cases run
-# JOBS at a time (default 6), each limited to CASE_SECONDS (default 300). Logs under $OUT (or
-# ./sanitizer-logs); summary.txt holds one line per case. Run from the repository root on a GPU:
+# 2^18 steps) on 2 x 60000 and 2 x 140000 steps, its long_batch shape (128 sequences of 2^17-2^18
+# steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x 140000 steps, and its large
+# shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000 steps: 538 of its tiles, more
+# than 4 x 132 on an H200, so its blocks take claim_tile's stagger (kernels_cu/tile_state.cuh) under
+# the tools too; one more runs 2 x 1048580 steps in device memory one element past a 16-byte
+# boundary, which the 16-byte path scans from the boundary (P67). Cases run
+# JOBS at a time (default 6), each limited to CASE_SECONDS (default 300); VARIANTS (names, space
+# separated) limits the cases of every variant (4100 and 1048580 steps) to those (default all).
+# Logs under $OUT (or ./sanitizer-logs); summary.txt holds one line per case. Run from the
+# repository root on a GPU:
 #   bash profiling/sanitize.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-sanitizer-logs}"
 mkdir -p "$out/sanitizer"
 export PYTHONPATH="${PYTHONPATH:-.}" RTSCAN_CACHE_DIR="${RTSCAN_CACHE_DIR:-/tmp/rtscan-cache}" out
-variants=$(python3 -c "import rtscan; print(' '.join(v['name'] for v in rtscan.variants()))")
+variants=${VARIANTS:-$(python3 -c "import rtscan; print(' '.join(v['name'] for v in rtscan.variants()))")}
 python3 -c "import rtscan; rtscan.warmup()" 2>/dev/null  # fill the kernel cache once, outside the tools
 
 one_case() {
@@ -34,6 +36,7 @@ for tool in memcheck racecheck; do
     done
     echo "$tool lookback_regs 60000 any_total"  # the short_batch shape at 15 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 any_total"  # the batch shape at 18 tiles a sequence, chunks first
+    echo "$tool lookback_regs 140000 long_batch"  # the long tile at 9 tiles a sequence, chunks first
     echo "$tool lookback_regs 300000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 16 tiles
     echo "$tool lookback_regs 5300000 any_total"  # and at 538 tiles: several waves, the stagger
     echo "$tool lookback_regs 1048580 head"  # rows one element past a 16-byte boundary: the head (P67)

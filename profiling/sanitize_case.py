@@ -6,13 +6,15 @@ NumPy host arrays so no framework's kernels run under the tool; check against th
 With a third argument `any_total`, a 16-byte launch takes the variant's short_batch, batch, large
 or long shape whenever a sequence fills one of its tiles, whatever the launch's total steps (as the
 GPU tests do, tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps and more under the
-tools at a size they can finish. With `head` instead, the two sequences lie in device memory one
+tools at a size they can finish. With `long_batch`, the same, and the long_batch shape also takes
+two sequences (its from_sequences lifted, as tests/test_mirrors.py does), so rows of 2^17-2^18
+steps reach it. With `head` instead, the two sequences lie in device memory one
 element past a 16-byte boundary (a, b and out alike), which the look-back kernels scan 16 bytes at a
 time from the boundary (SeqLayout.head, P67); memcheck then sees whether a read or write strays
 outside the allocations. columns and columns_lookback also scan time-major batches of 100 and 12
 sequences.
 
-Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | head]
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | head]
 """
 
 import sys
@@ -29,12 +31,13 @@ TIME_MAJOR_STEPS, TIME_MAJOR_SEQUENCES = 20000, (100, 12)
 
 variant, length = sys.argv[1], int(sys.argv[2])
 head = sys.argv[3:] == ["head"]
-if sys.argv[3:] == ["any_total"]:
+if sys.argv[3:] in (["any_total"], ["long_batch"]):
     table = rtscan.registry.resolve(variant).table
+    any_sequences = ("long_batch",) if sys.argv[3] == "long_batch" else ()
     for key, entry in table.items():
-        table[key] = rtscan.registry.any_total(entry)
+        table[key] = rtscan.registry.any_total(entry, any_sequences)
 elif sys.argv[3:] and not head:
-    sys.exit(f"the third argument may only be any_total or head, got {sys.argv[3:]}")
+    sys.exit(f"the third argument may only be any_total, long_batch or head, got {sys.argv[3:]}")
 if length % 4:
     sys.exit(f"LENGTH must be a multiple of 4 for the contiguous case to take the 16-byte path, got {length}")
 rng = np.random.default_rng()

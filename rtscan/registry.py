@@ -91,11 +91,14 @@ def fills_a_tile(length: int, tile: int) -> bool:
     return 16 * length >= 15 * tile
 
 
-def any_total(entry: dict) -> dict:
-    """A tuning entry whose many, short_batch, batch, large and long shapes take any launch whose
-    sequences fill their tiles, within their other bounds (no `from_total_steps`): how the GPU tests
-    and the sanitizer cases reach them at small sizes."""
-    return {kind: {field: value for field, value in shape.items() if field != "from_total_steps"}
+def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
+    """A tuning entry whose many, short_batch, long_batch, batch, large and long shapes take any
+    launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
+    the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
+    `any_sequences` also lose their `from_sequences` bound."""
+    def lifted(kind: str, field: str) -> bool:
+        return field == "from_total_steps" or (field == "from_sequences" and kind in any_sequences)
+    return {kind: {field: value for field, value in shape.items() if not lifted(kind, field)}
             if kind in SHAPE_KINDS else shape for kind, shape in entry.items()}
 
 

@@ -284,18 +284,20 @@ def test_any_total_lifts_only_the_launch_thresholds():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
 
-@pytest.mark.parametrize("length,lifted,kind", [(60000, True, "short_batch"), (140000, True, "batch"),
-                                               (300000, True, "large"), (5300000, True, "large"),
-                                               (1048580, False, "long")])
+@pytest.mark.parametrize("length,lifted,kind", [(60000, "any_total", "short_batch"), (140000, "any_total", "batch"),
+                                               (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
+                                               (5300000, "any_total", "large"), (1048580, None, "long")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
-    """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, any_total where `lifted`)
-    run the shapes its comments name, so that a retune cannot quietly drop a shape from the tools."""
+    """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, lifted as
+    sanitize_case.py's third argument `lifted` lifts them) run the shapes its comments name, so that
+    a retune cannot quietly drop a shape from the tools."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
-    table = {("sm_90", "float32"): registry.any_total(entry) if lifted else entry}
+    any_sequences = ("long_batch",) if lifted == "long_batch" else ()
+    table = {("sm_90", "float32"): registry.any_total(entry, any_sequences) if lifted else entry}
     chosen = dataclasses.replace(variant, table=table).launch_shape("sm_90", "float32", 4, length, 2)
     assert chosen == registry.entry_shape(entry[kind], 4)
-    case = f"lookback_regs {length} any_total" if lifted else f"for length in 4100 {length}; do"
+    case = f"lookback_regs {length} {lifted}" if lifted else f"for length in 4100 {length}; do"
     assert case in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
