@@ -94,9 +94,11 @@ LOOKBACK_REGS = {
                 "262144 0.906 against 0.872, 1024 x 262144 0.915 against 0.875; at 2^24 it lost (64 x 262144 "
                 "0.778 against 0.795). Rows of 2^17 tied (512 x 131072 0.858 against 0.859, 1024 x 131072 "
                 "0.886 against 0.876); rows of 2^19 went to the large tile (0.897 against 0.884 at 128 x "
-                "524288). Rows between 2^17 and 2^18 steps were not measured. from_sequences 128: the fewest "
+                "524288). Between them, P134's A/B (results/h200/p134-ab-2026-12-01-19.txt): rows of 196608 "
+                "0.891 against 0.869 at 1024 rows, 0.872 against 0.859 at 512, even at 256; rows of 393216 "
+                "stay with the large tile (0.922 against 0.895 at 256 rows). from_sequences 128: the fewest "
                 "measured, and what rows of at most 2^18 steps need for 2^25 in all anyway; two rows lifted "
-                "to any total (tests/conftest.py, profiling/sanitize.sh) so stay on the batch tile. auto's "
+                "to any total (tests/conftest.py, sanitize.sh's any_total cases) stay on the batch tile. auto's "
                 "A/B (P133, results/h200/p133-ab-2026-12-01-18.txt): 1024 x 262144 0.918/0.916 against "
                 "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
