@@ -1,4 +1,5 @@
-"""Per-tile timeline of `lookback_regs` on one long sequence, and where each tile's time went.
+"""Per-tile timeline of `lookback_regs` on one long sequence (or a batch of rows), and where each
+tile's time went.
 
 An instrumented copy of kernels_cu/lookback.cu (the file is not changed) stamps %globaltimer (32 ns
 steps on an H200) six times per tile: block entry (before claim_tile, so before its stagger and
@@ -6,13 +7,14 @@ its ticket), block start (once its ticket is drawn), thread 0's first pass done 
 and its chunks scanned, which overlap on the 16-byte path: P38), aggregate about to be published
 and carry known (lane 0 of the warp running the look-back), end (thread 0). Times count from the
 first block's entry. The phases between
-them, the time from when every earlier tile's aggregate was out to the carry (the protocol's own
-delay), and how many blocks load (or scan what landed) or wait over time are printed; the raw
-stamps are saved as .npy.
+them, the time from when every earlier tile of its row had its aggregate out to the carry (the
+protocol's own delay), and how many blocks load (or scan what landed) or wait over time are
+printed; the raw stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
-(--shape defaults to the present GPU's tuned shape for the largest launches).
+(--shape defaults to the present GPU's tuned shape for the largest launches; --sequences S scans S
+rows of 2^LOG2 / S steps, in the shape's ticket order).
 """
 
 from __future__ import annotations
@@ -78,10 +80,11 @@ def instrument(text: str) -> str:
 
 
 def capture(shape_text: str, log2: int, instrument=instrument,
-            extra_stamps: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Stamps of every tile of one sequence of 2^log2 steps, from the third launch: (tiles x STAMPS,
-    tiles x extra_stamps), int64. `instrument` makes the kernel's text from lookback.cu's; the
-    extra stamps are written past the first part of the buffer (profiling/protocol_timeline.py)."""
+            extra_stamps: int = 0, sequences: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Stamps of every tile of `sequences` rows of 2^log2 steps in all, from the third launch:
+    (tiles x STAMPS, tiles x extra_stamps), int64, tile t being chunk t % tiles-a-row of row
+    t // tiles-a-row. `instrument` makes the kernel's text from lookback.cu's; the extra stamps are
+    written past the first part of the buffer (profiling/protocol_timeline.py)."""
     from rtscan import _bench, _compile, _driver, _kernels, _layout, _workspace, registry
 
     variant = registry.resolve("lookback_regs")
@@ -96,17 +99,19 @@ def capture(shape_text: str, log2: int, instrument=instrument,
     _driver.allow_shared_memory(function, shared_bytes)
 
     n = 1 << log2
-    tiles = -(-n // shape.tile)
+    length = n // sequences
+    tiles_per_seq = -(-length // shape.tile)
+    tiles = sequences * tiles_per_seq
     stream = _driver.create_stream()
     rng = np.random.default_rng()
     a, b, out = (_bench.DeviceBuffer(n) for _ in range(3))
     a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
     b.fill(rng.standard_normal(n, dtype=np.float32), stream)
     times = _bench.DeviceBuffer(2 * (STAMPS + extra_stamps) * tiles)  # 64-bit stamps, float32-counted
-    plan = _layout.plan((n,), (1,), (1,), 0, False)
+    plan = _layout.plan((sequences, length), (length, 1), (length, 1), 1, False)
     workspace = _workspace.acquire(0, stream, tiles)
     arguments = (ctypes.c_void_p(a.pointer), ctypes.c_void_p(b.pointer), ctypes.c_void_p(out.pointer),
-                 ctypes.c_void_p(0), plan.layout, workspace, ctypes.c_longlong(tiles), ctypes.c_longlong(tiles),
+                 ctypes.c_void_p(0), plan.layout, workspace, ctypes.c_longlong(tiles_per_seq), ctypes.c_longlong(tiles),
                  ctypes.c_void_p(times.pointer))
     pointers = (ctypes.c_void_p * len(arguments))(*(ctypes.addressof(x) for x in arguments))
     for _ in range(3):  # the last launch's stamps are kept: caches and clocks warm
@@ -124,19 +129,20 @@ def save_stamps(folder: Path, name: str, stamps: np.ndarray) -> None:
     np.save(folder / f"{name}.npy", stamps)
 
 
-def analyse(stamps: np.ndarray) -> list[str]:
-    """Where the time went, as lines of text (microseconds from the first block's entry; tile 0,
-    which never waits, left out of the phases)."""
+def analyse(stamps: np.ndarray, sequences: int = 1) -> list[str]:
+    """Where the time went, as lines of text (microseconds from the first block's entry; each row's
+    first tile, which never waits, left out of the phases)."""
     origin = stamps[:, 6].min()
-    stamps = stamps[1:].astype(np.int64)
-    start, aggregate, carry, end, scanned, entered = (stamps[:, k] - origin for k in (0, 1, 2, 3, 5, 6))
-    all_earlier_out = np.maximum.accumulate(aggregate)
+    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS) - origin  # (rows, tiles of a row, stamps)
+    all_earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)[:, 1:].ravel()  # the row's, first tile's too
+    stamps = rows[:, 1:].reshape(-1, STAMPS)
+    start, aggregate, carry, end, scanned, entered = (stamps[:, k] for k in (0, 1, 2, 3, 5, 6))
 
     def row(name, values):
         return f"  {name:<38}" + " ".join(f"{np.percentile(values, p) / 1e3:7.2f}" for p in PERCENTILES)
 
     span = end.max() / 1e3
-    lines = [f"{len(stamps) + 1} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
+    lines = [f"{len(stamps) + sequences} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
              row("stagger and ticket (start - entry)", start - entered),
              row("load and first pass (own done - start)", scanned - start),
              row("block scan (aggregate - own done)", aggregate - scanned),
@@ -178,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape",
                         help="BLOCKxITEMS[rREGISTERS][bMIN_BLOCKS][dDEPTH][sSEGMENT][p1][a1] "
                              "(default: the tuned large shape, else the long one)")
-    parser.add_argument("--log2", type=int, default=28, help="one sequence of 2^LOG2 steps")
+    parser.add_argument("--log2", type=int, default=28, help="2^LOG2 steps in all")
+    parser.add_argument("--sequences", type=int, default=1, help="rows of 2^LOG2 / SEQUENCES steps (default 1)")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
     import rtscan
@@ -191,11 +198,11 @@ def main(argv: list[str] | None = None) -> int:
 
         entry = tuning.lookup(tuning.LOOKBACK_REGS, _kernels.device_arch(0), "float32")
         args.shape = format_shape(entry.get("large", entry["long"]))
-    stamps, _ = capture(args.shape, args.log2)
+    stamps, _ = capture(args.shape, args.log2, sequences=args.sequences)
     if args.out:
-        save_stamps(args.out, f"timeline-{args.shape}-log2-{args.log2}", stamps)
-    print(f"timeline of {args.shape} on one sequence of 2^{args.log2}")
-    print("\n".join(analyse(stamps)))
+        save_stamps(args.out, f"timeline-{args.shape}-log2-{args.log2}-s{args.sequences}", stamps)
+    print(f"timeline of {args.shape} on {args.sequences} row(s) of 2^{args.log2} steps in all")
+    print("\n".join(analyse(stamps, args.sequences)))
     return 0
 
 

@@ -48,6 +48,24 @@ def test_analysis_of_known_stamps(timeline):
     assert lines[-1] == "    the next tiles' starts 7.5/10.0/12.5"
 
 
+def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
+    # Two rows of three tiles, every tile's block entering and drawing its ticket at 0. Row 0's
+    # aggregates come out at 1, 2, 3 us and row 1's at 9, 4, 5 us (its first tile last); every
+    # carry comes 1 us after the last aggregate of the row before it, ends 1 us after the carry.
+    aggregates = np.array([1000, 2000, 3000, 9000, 4000, 5000])
+    carries = np.array([1000, 3000, 4000, 9000, 10000, 10000])
+    zeros = np.zeros(6, np.int64)
+    stamps = np.stack([zeros, aggregates, carries, carries + 1000, zeros, aggregates - 500, zeros], axis=1)
+    lines = timeline.analyse(stamps.astype(np.int64), sequences=2)
+    values = {line[:40].strip(): line.split()[-6:] for line in lines[1:9]}
+    # tiles after the first of each row: rows 0 and 1 tiles 1-2; "earlier aggregates later" is
+    # 0, 0 in row 0 and 5, 4 us in row 1 (its first tile's 9 us): percentiles of [0, 0, 5, 4]
+    assert values["of it: earlier aggregates later"][2] == "2.00"  # the median
+    assert values["of it: earlier aggregates later"][-1] == f"{np.percentile([0, 0, 5, 4], 99):.2f}"
+    assert values["of it: protocol (carry - all out)"] == ["1.00"] * 6
+    assert lines[0].startswith("6 tiles in 11.0 us")
+
+
 def test_saved_stamps_read_back(timeline, tmp_path):
     stamps = np.arange(12, dtype=np.uint64).reshape(2, 6)
     timeline.save_stamps(tmp_path / "new", "timeline-x", stamps)  # the folder is made
