@@ -131,18 +131,19 @@ def save_stamps(folder: Path, name: str, stamps: np.ndarray) -> None:
 
 def analyse(stamps: np.ndarray, sequences: int = 1) -> list[str]:
     """Where the time went, as lines of text (microseconds from the first block's entry; each row's
-    first tile, which never waits, left out of the phases)."""
+    first tile, which never waits, left out of the phases unless rows are one tile each)."""
     origin = stamps[:, 6].min()
     rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS) - origin  # (rows, tiles of a row, stamps)
-    all_earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)[:, 1:].ravel()  # the row's, first tile's too
-    stamps = rows[:, 1:].reshape(-1, STAMPS)
+    later = 1 if rows.shape[1] > 1 else 0
+    all_earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)[:, later:].ravel()  # the row's, first tile's too
+    stamps = rows[:, later:].reshape(-1, STAMPS)
     start, aggregate, carry, end, scanned, entered = (stamps[:, k] for k in (0, 1, 2, 3, 5, 6))
 
     def row(name, values):
         return f"  {name:<38}" + " ".join(f"{np.percentile(values, p) / 1e3:7.2f}" for p in PERCENTILES)
 
     span = end.max() / 1e3
-    lines = [f"{len(stamps) + sequences} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
+    lines = [f"{rows.shape[0] * rows.shape[1]} tiles in {span:.1f} us; percentiles (us) " + " ".join(f"{p:>6}%" for p in PERCENTILES),
              row("stagger and ticket (start - entry)", start - entered),
              row("load and first pass (own done - start)", scanned - start),
              row("block scan (aggregate - own done)", aggregate - scanned),

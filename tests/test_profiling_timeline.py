@@ -66,6 +66,17 @@ def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
     assert lines[0].startswith("6 tiles in 11.0 us")
 
 
+def test_analysis_of_rows_of_one_tile_keeps_them(timeline):
+    # Three rows of one tile each: no tile waits, and all three are the phases' tiles.
+    start = np.array([0, 1000, 2000])
+    stamps = np.stack([start, start + 2000, start + 2500, start + 4000, np.zeros(3), start + 1000, start], axis=1)
+    lines = timeline.analyse(stamps.astype(np.int64), sequences=3)
+    values = {line[:40].strip(): line.split()[-6:] for line in lines[1:9]}
+    assert lines[0].startswith("3 tiles in 6.0 us")
+    assert values["of it: earlier aggregates later"] == ["0.00"] * 6
+    assert values["lifetime (end - start)"] == ["4.00"] * 6
+
+
 def test_saved_stamps_read_back(timeline, tmp_path):
     stamps = np.arange(12, dtype=np.uint64).reshape(2, 6)
     timeline.save_stamps(tmp_path / "new", "timeline-x", stamps)  # the folder is made
