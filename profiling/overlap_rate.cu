@@ -96,7 +96,8 @@ int main() {
     const size_t copy_bytes = size_t(BLOCKS) * TILE * 6;  // 6 B a step each way, as the bench's copy
     CK(cudaMalloc(&a, vectors * 16)); CK(cudaMalloc(&b, vectors * 16)); CK(cudaMalloc(&out, vectors * 16));
     CK(cudaMalloc(&copy_source, copy_bytes)); CK(cudaMalloc(&copy_target, copy_bytes));
-    CK(cudaMemset(a, 0x3f, vectors * 16)); CK(cudaMemset(b, 0x3e, vectors * 16));  // not zeros CK(cudaMemset(copy_source, 1, copy_bytes));
+    CK(cudaMemset(a, 0x3f, vectors * 16)); CK(cudaMemset(b, 0x3e, vectors * 16));  // not zeros
+    CK(cudaMemset(copy_source, 1, copy_bytes));
     CK(cudaFuncSetAttribute(move_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
     cudaStream_t stream;
     CK(cudaStreamCreate(&stream));
