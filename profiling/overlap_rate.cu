@@ -1,16 +1,20 @@
-// Would a one-wave launch gain from storing a tile stripe by stripe as its copies land? A
-// microbenchmark beside the scan, not part of the package (P136).
+// Would a one-wave launch gain from storing a tile stripe by stripe as its copies land, and what do
+// a scan's block-wide waits cost it? A microbenchmark beside the scan, not part of the package
+// (P136, P137).
 //
 // The scan's one-wave launches (64 x 65536, 2^22) load every tile at once, then store every tile
 // at once (NOTES 65, 90). Here 256 blocks of 352 threads, two an SM, each move one long tile's
 // bytes (16896 steps: a and b in, h out) with no scan: the tile in four stripes of 4224 steps,
 // stripe 0 loaded into registers (LDG.128) and stripes 1-3 staged in shared memory by cp.async in
-// three groups, as lookback.cu keeps a tile; each output is a * 0.5 + b of its step. Modes:
-//   0 every stripe stored after the whole tile has landed (the scan's order now)
-//   1 each stripe stored as soon as it has landed (what a striped tile whose carry is known
-//     could do)
-//   2 as 1, each stripe's stores held back DELAY_NS after it landed (a carry's round trip, NOTES 90:
-//     1.5-2 us from the last earlier aggregate to the carry)
+// three groups, as lookback.cu keeps a tile; each output is a * 0.5 + b of its step. The mode is
+// a set of flags:
+//   SYNC     the block waits for its whole tile (__syncthreads) before any store, as the scan's
+//            aggregate needs; without it each thread stores once its own steps have landed
+//   STRIPED  with SYNC: the block waits stripe by stripe, and stores each stripe once it has
+//            landed (what a striped tile whose carry is known could do)
+//   DELAY    the first stores wait DELAY_NS more (a carry's round trip, NOTES 90: 1.5-2 us from
+//            the last earlier aggregate to the carry)
+//   TICKET   thread 0 draws the block's tile by an atomic before any load, as claim_tile does
 // Launches are replayed from a CUDA graph; a copy of the same bytes (a device-to-device memcpy of
 // 6 B a step each way, as `rtscan bench` times it) is timed the same way in the same run.
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -o /tmp/overlap profiling/overlap_rate.cu && /tmp/overlap
@@ -40,10 +44,20 @@ __device__ __forceinline__ float4 step_out(float4 a, float4 b) {
     return make_float4(a.x * 0.5f + b.x, a.y * 0.5f + b.y, a.z * 0.5f + b.z, a.w * 0.5f + b.w);
 }
 
+constexpr int SYNC = 1, STRIPED = 2, DELAY = 4, TICKET = 8;
+__device__ unsigned tickets;
+
 __global__ void __launch_bounds__(THREADS, 2) move_tile(const float4* __restrict__ a, const float4* __restrict__ b,
                                                         float4* __restrict__ out, int mode) {
     extern __shared__ __align__(16) float4 staged[];  // [stripe - 1][a, b][STRIPE_VECTORS]
-    const size_t base = size_t(blockIdx.x) * (TILE / 4);
+    __shared__ unsigned drawn;
+    unsigned tile = blockIdx.x;
+    if (mode & TICKET) {
+        if (threadIdx.x == 0) drawn = atomicAdd(&tickets, 1u) % gridDim.x;
+        __syncthreads();
+        tile = drawn;
+    }
+    const size_t base = size_t(tile) * (TILE / 4);
     const int t = threadIdx.x;
     float4 held_a[PER_THREAD], held_b[PER_THREAD];
 #pragma unroll
@@ -62,11 +76,13 @@ __global__ void __launch_bounds__(THREADS, 2) move_tile(const float4* __restrict
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
-    if (mode == 0) wait_groups<0>();
-    // Each thread reads back only the slots it copied itself: its own waits order them.
+    const bool striped = (mode & SYNC) && (mode & STRIPED);
+    if (!striped) wait_groups<0>();
+    // Each thread reads back only the slots it copied itself: its own waits order them; the block's
+    // barriers stand for the scan's.
 #pragma unroll
     for (int s = 0; s < STRIPES; ++s) {
-        if (mode != 0) {
+        if (striped) {
             if (s == 1) wait_groups<2>();
             if (s == 2) wait_groups<1>();
             if (s == 3) wait_groups<0>();
@@ -78,8 +94,9 @@ __global__ void __launch_bounds__(THREADS, 2) move_tile(const float4* __restrict
             const int v = t + j * THREADS;
             values[j] = s == 0 ? step_out(held_a[j], held_b[j]) : step_out(slots[v], slots[STRIPE_VECTORS + v]);
         }
-        if (mode == 2) {  // the stripe has landed (its values are in hand); hold its stores back
-            const unsigned long long landed = now_ns() + (values[0].x == 1e30f);  // after the values
+        if ((mode & SYNC) && (striped || s == 0)) __syncthreads();  // the stripe (or tile) has landed, block-wide
+        if ((mode & DELAY) && s == 0) {
+            const unsigned long long landed = now_ns();
             while (now_ns() < landed + DELAY_NS) {
             }
         }
@@ -125,17 +142,21 @@ int main() {
         CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph));
         return double(best) * 1e3 / LAUNCHES;
     };
-    const char* names[] = {"stores after the whole tile", "each stripe as it lands", "each stripe 1.5 us later"};
+    const int modes[] = {0, SYNC, SYNC | DELAY, SYNC | TICKET, SYNC | DELAY | TICKET, SYNC | STRIPED,
+                         SYNC | STRIPED | DELAY, SYNC | STRIPED | DELAY | TICKET};
     printf("%d blocks of %d threads, each moving a %d-step tile (a, b in; out); %d launches from a graph, best of 5\n",
            BLOCKS, THREADS, TILE, LAUNCHES);
     for (int round = 0; round < 2; ++round) {
         const double copy_us = time_graph([&] {
             CK(cudaMemcpyAsync(copy_target, copy_source, copy_bytes, cudaMemcpyDeviceToDevice, stream));
         });
-        printf("copy of the same bytes              %6.2f us\n", copy_us);
-        for (int mode = 0; mode < 3; ++mode) {
+        printf("copy of the same bytes                 %6.2f us\n", copy_us);
+        for (int mode : modes) {
             const double us = time_graph([&] { move_tile<<<BLOCKS, THREADS, SHARED_BYTES, stream>>>(a, b, out, mode); });
-            printf("%-36s %6.2f us, %.3f of the copy\n", names[mode], us, copy_us / us);
+            char name[64];
+            snprintf(name, sizeof name, "%s%s%s%s", mode & SYNC ? (mode & STRIPED ? "sync striped" : "sync whole") : "per thread",
+                     mode & DELAY ? " +1.5us" : "", mode & TICKET ? " +ticket" : "", "");
+            printf("%-38s %6.2f us, %.3f of the copy\n", name, us, copy_us / us);
         }
     }
     return 0;
