@@ -67,7 +67,7 @@ namespace rtscan {
 constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int EARLY_REWRITE = 0>
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -76,7 +76,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(PROTOCOL_WARP == 0 || PROTOCOL_WARP == 1, "at most one protocol warp");
     static_assert(BLOCK_THREADS + 32 * PROTOCOL_WARP <= 1024, "at most 1024 threads");
     static_assert(VEC == 1 || VEC == 4, "scalar or 16-byte steps");
-    static_assert(EARLY_REWRITE == 0 || PROTOCOL_WARP == 1, "the rewritten maps are the protocol warp's second pass");
     static_assert(ITEMS % VEC == 0 && REGISTER_ITEMS % VEC == 0, "whole chunks per thread");
     static_assert(0 <= REGISTER_ITEMS && REGISTER_ITEMS <= ITEMS, "registers hold some of a lane's chunks");
     constexpr int WARPS = BLOCK_THREADS / 32;  // warps holding steps
@@ -163,21 +162,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         return prefix;
     };
 
-    // With a protocol warp: chunk c's maps become the maps from the warp span's start through each
-    // step (`through` enters as the map to just before the lane's first step of the chunk), written
-    // back where the chunk is held.
-    auto rewrite_chunk = [&](int c, Affine<float> (&maps)[VEC], Affine<float> through) {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
-        if (c < REGISTER_CHUNKS) {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v) held[c < REGISTER_CHUNKS ? c : 0][v] = maps[v];
-        } else {
-            write_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
-                              first_step<VEC>(warp_first, c, int(lane)), valid, maps);
-        }
-    };
-
     // The lane prefixes are kept for the second pass when registers are free; when registers hold
     // steps, the second pass computes them again (the same operations, so the same bits).
     constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
@@ -212,7 +196,6 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             chunk_maps(c, maps);
             const Affine<float> prefix = chunk_prefix(maps, warp_running);
             if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
-            if (EARLY_REWRITE) rewrite_chunk(c, maps, prefix);
         }
         if (lane == 0) shared_warp_prefix[warp] = warp_running;
     }
@@ -230,15 +213,25 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
-    } else if (PROTOCOL_WARP && !EARLY_REWRITE) {
-        // While the protocol warp waits, the rewrite (the same operations as early, so the same bits).
+    } else if (PROTOCOL_WARP) {
+        // While the protocol warp waits: each step's map becomes the map from the warp span's start
+        // through that step, where the step is held.
         Affine<float> again_running = affine_identity<float>();
 #pragma unroll
         for (int c = 0; c < CHUNKS; ++c) {
             Affine<float> maps[VEC];
             chunk_maps(c, maps);
-            rewrite_chunk(c, maps,
-                          KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running));
+            Affine<float> through =
+                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
+            if (c < REGISTER_CHUNKS) {
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) held[c < REGISTER_CHUNKS ? c : 0][v] = maps[v];
+            } else {
+                write_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
+                                  first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+            }
         }
     }
     __syncthreads();
