@@ -79,6 +79,9 @@ def instrument(text: str) -> str:
     return apply_edits(text, _EDITS, "lookback.cu", "timeline.py")
 
 
+_loaded: dict[tuple[str, bytes], object] = {}  # (kernel expression, instrumented text) -> loaded function
+
+
 def capture(shape_text: str, log2: int, instrument=instrument,
             extra_stamps: int = 0, sequences: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Stamps of every tile of `sequences` rows of 2^log2 steps in all, from the third launch:
@@ -93,10 +96,13 @@ def capture(shape_text: str, log2: int, instrument=instrument,
     arch = _kernels.device_arch(0)
     expression = variant.name_expression(shape).replace("lookback_scan<", "lookback_scan_timeline<")
     text = instrument((_compile.kernels_dir() / "lookback.cu").read_text()).encode()
-    module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
-    function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])
     shared_bytes = variant.shared_bytes(shape)
-    _driver.allow_shared_memory(function, shared_bytes)
+    function = _loaded.get((expression, text))
+    if function is None:  # each text compiled once a process (profiling/ablation.py captures each twin often)
+        module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch=arch), text=text)
+        function = _driver.get_function(_driver.load_module(module.cubin), module.lowered_names[expression])
+        _driver.allow_shared_memory(function, shared_bytes)
+        _loaded[(expression, text)] = function
 
     n = 1 << log2
     length = n // sequences
