@@ -61,35 +61,17 @@ int main() {
     CK(cudaFuncSetAttribute(store, cudaFuncAttributeMaxDynamicSharedMemorySize, TILE_BYTES));
     cudaStream_t stream;
     CK(cudaStreamCreate(&stream));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     const char* names[] = {"no stores", "STG.128", "TMA bulk", "smem then TMA"};
     constexpr int LAUNCHES = 200;
     printf("SMs %d; one tile of %d B a block, once a launch; %d launches from a graph, best of 5\n", sms, TILE_BYTES,
            LAUNCHES);
     for (int k : {66, 132, 264}) {
         for (int mode = 0; mode < 4; ++mode) {
-            cudaGraph_t graph;
-            cudaGraphExec_t exec;
-            CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-            for (int i = 0; i < LAUNCHES; ++i) store<<<k, THREADS, TILE_BYTES, stream>>>(out, mode, 1.0f + i);
-            CK(cudaStreamEndCapture(stream, &graph));
-            CK(cudaGraphInstantiate(&exec, graph, 0));
-            float best = 1e30f;
-            for (int round = 0; round < 6; ++round) {  // the first round warms up
-                CK(cudaEventRecord(e0, stream));
-                CK(cudaGraphLaunch(exec, stream));
-                CK(cudaEventRecord(e1, stream));
-                CK(cudaEventSynchronize(e1));
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                if (round > 0 && ms < best) best = ms;
-            }
-            CK(cudaGetLastError());
-            const double us = best * 1e3 / LAUNCHES, bytes = double(k) * TILE_BYTES * (mode > 0);
+            const double us = graph_us_per_launch(stream, LAUNCHES, [&](int i) {
+                store<<<k, THREADS, TILE_BYTES, stream>>>(out, mode, 1.0f + i);
+            });
+            const double bytes = double(k) * TILE_BYTES * (mode > 0);
             printf("%-14s k=%3d: %6.2f us a launch, %5.2f TB/s over the launch\n", names[mode], k, us, bytes / us / 1e6);
-            CK(cudaGraphExecDestroy(exec));
-            CK(cudaGraphDestroy(graph));
         }
     }
     return 0;

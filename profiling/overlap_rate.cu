@@ -118,44 +118,23 @@ int main() {
     CK(cudaFuncSetAttribute(move_tile, cudaFuncAttributeMaxDynamicSharedMemorySize, SHARED_BYTES));
     cudaStream_t stream;
     CK(cudaStreamCreate(&stream));
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
     constexpr int LAUNCHES = 100;
-    auto time_graph = [&](auto enqueue) {
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-        for (int i = 0; i < LAUNCHES; ++i) enqueue();
-        CK(cudaStreamEndCapture(stream, &graph));
-        CK(cudaGraphInstantiate(&exec, graph, 0));
-        float best = 1e30f;
-        for (int round = 0; round < 6; ++round) {  // the first round warms up
-            CK(cudaEventRecord(e0, stream));
-            CK(cudaGraphLaunch(exec, stream));
-            CK(cudaEventRecord(e1, stream));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            if (round > 0 && ms < best) best = ms;
-        }
-        CK(cudaGetLastError());
-        CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph));
-        return double(best) * 1e3 / LAUNCHES;
-    };
     const int modes[] = {0, SYNC, SYNC | DELAY, SYNC | TICKET, SYNC | DELAY | TICKET, SYNC | STRIPED,
                          SYNC | STRIPED | DELAY, SYNC | STRIPED | DELAY | TICKET};
     printf("%d blocks of %d threads, each moving a %d-step tile (a, b in; out); %d launches from a graph, best of 5\n",
            BLOCKS, THREADS, TILE, LAUNCHES);
     for (int round = 0; round < 2; ++round) {
-        const double copy_us = time_graph([&] {
+        const double copy_us = graph_us_per_launch(stream, LAUNCHES, [&](int) {
             CK(cudaMemcpyAsync(copy_target, copy_source, copy_bytes, cudaMemcpyDeviceToDevice, stream));
         });
         printf("copy of the same bytes                 %6.2f us\n", copy_us);
         for (int mode : modes) {
-            const double us = time_graph([&] { move_tile<<<BLOCKS, THREADS, SHARED_BYTES, stream>>>(a, b, out, mode); });
+            const double us = graph_us_per_launch(stream, LAUNCHES, [&](int) {
+                move_tile<<<BLOCKS, THREADS, SHARED_BYTES, stream>>>(a, b, out, mode);
+            });
             char name[64];
-            snprintf(name, sizeof name, "%s%s%s%s", mode & SYNC ? (mode & STRIPED ? "sync striped" : "sync whole") : "per thread",
-                     mode & DELAY ? " +1.5us" : "", mode & TICKET ? " +ticket" : "", "");
+            snprintf(name, sizeof name, "%s%s%s", mode & SYNC ? (mode & STRIPED ? "sync striped" : "sync whole") : "per thread",
+                     mode & DELAY ? " +1.5us" : "", mode & TICKET ? " +ticket" : "");
             printf("%-38s %6.2f us, %.3f of the copy\n", name, us, copy_us / us);
         }
     }

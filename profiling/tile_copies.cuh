@@ -1,6 +1,7 @@
-// The tile copies the profiling microbenchmarks (ingest_rate.cu, poll_under_load.cu) time: a
-// thread's 16-byte cp.async, and bulk copies (TMA) completing on an mbarrier; and their host-side
-// error check. Not part of the package: the scan's own staging is kernels_cu/staging.cuh.
+// The tile copies the profiling microbenchmarks (ingest_rate.cu, poll_under_load.cu, egress_rate.cu,
+// overlap_rate.cu) time: a thread's 16-byte cp.async, and bulk copies (TMA) completing on an
+// mbarrier; their host-side error check, and the timing of launches replayed from a CUDA graph.
+// Not part of the package: the scan's own staging is kernels_cu/staging.cuh.
 #pragma once
 
 #include <cstdio>
@@ -41,4 +42,33 @@ __device__ __forceinline__ void wait_copy_barrier(unsigned barrier, unsigned par
     while (!done)
         asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
                      : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
+}
+
+// Microseconds a launch: `launches` calls of `enqueue` (each enqueuing one launch on `stream`)
+// captured in a CUDA graph, the graph replayed six times and the best of the last five kept, so
+// that the GPU and not the host sets the pace.
+template <class Enqueue>
+double graph_us_per_launch(cudaStream_t stream, int launches, Enqueue enqueue) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    for (int i = 0; i < launches; ++i) enqueue(i);
+    CK(cudaStreamEndCapture(stream, &graph));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int round = 0; round < 6; ++round) {  // the first round warms up
+        CK(cudaEventRecord(e0, stream));
+        CK(cudaGraphLaunch(exec, stream));
+        CK(cudaEventRecord(e1, stream));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (round > 0 && ms < best) best = ms;
+    }
+    CK(cudaGetLastError());
+    CK(cudaEventDestroy(e0)); CK(cudaEventDestroy(e1));
+    CK(cudaGraphExecDestroy(exec)); CK(cudaGraphDestroy(graph));
+    return double(best) * 1e3 / launches;
 }
