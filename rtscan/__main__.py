@@ -11,6 +11,14 @@ from .errors import RtscanError
 from .registry import VARIANTS, resolve
 
 
+def _nvtx_state() -> str:
+    if not _nvtx.AVAILABLE:
+        return "off (the nvtx package is missing)"
+    if not _nvtx.RECORDING:
+        return f"domain {_nvtx.DOMAIN}, skipped: no tool (Nsight) is attached to this process"
+    return f"on, domain {_nvtx.DOMAIN}"
+
+
 def info(_args) -> int:
     print(f"rtscan {__version__}, Python {platform.python_version()}")
     try:
@@ -22,7 +30,7 @@ def info(_args) -> int:
     cache = _compile.cache_dir()
     entries = sorted(cache.glob("*.cubin")) if cache.is_dir() else []
     print(f"cache: {cache} ({len(entries)} entries)")
-    print(f"NVTX ranges: {'on, domain ' + _nvtx.DOMAIN if _nvtx.AVAILABLE else 'off (the nvtx package is missing)'}")
+    print(f"NVTX ranges: {_nvtx_state()}")
     ok, why = _driver.gpu_status()
     if not ok:
         print(f"GPU: none usable: {why}")
