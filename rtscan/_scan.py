@@ -105,6 +105,12 @@ class Addresses(NamedTuple):
     same_strides: bool          # out has a's strides
     out_overlaps_itself: bool
 
+    def out_overlaps(self, source: int, out: int) -> bool:
+        """Whether out, at address `out`, overlaps the input (a or b) at `source` without being it:
+        out may be a or b itself (each tile reads its steps before writing them), nothing in between."""
+        return (source + self.in_low < out + self.out_high and out + self.out_low < source + self.in_high
+                and not (source == out and self.same_strides))
+
 
 @functools.lru_cache(maxsize=1024)
 def _addresses(shape: tuple[int, ...], strides: tuple[int, ...], out_strides: tuple[int, ...],
@@ -130,14 +136,12 @@ def check_aliasing(vout, va, vb, vh0, addresses):
     """out may be a or b itself (each tile reads its steps before writing them), nothing in between;
     h0 is read by the first tile of each sequence while other tiles write out, so it never may.
     The check compares address ranges, so interleaved views that share no element are refused too."""
-    out_low, out_high = vout.pointer + addresses.out_low, vout.pointer + addresses.out_high
     for name, source in (("a", va), ("b", vb)):
-        same = source.pointer == vout.pointer and addresses.same_strides
-        if (not same and source.pointer + addresses.in_low < out_high
-                and out_low < source.pointer + addresses.in_high):
+        if addresses.out_overlaps(source.pointer, vout.pointer):
             raise InputError(f"out overlaps {name} without being {name} itself; pass separate memory "
                              f"or out={name} exactly")
     if vh0 is not None:
+        out_low, out_high = vout.pointer + addresses.out_low, vout.pointer + addresses.out_high
         low, high = vh0.extent_bytes()
         if low < out_high and out_low < high:
             raise InputError("out overlaps h0 without being h0 itself; pass separate memory")

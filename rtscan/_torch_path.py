@@ -83,7 +83,8 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
         layout = _learn(key, a, b, out, dim, reverse)
         if layout is None:
             return None
-    elif not fresh and _overlaps(layout.addresses, a_pointer, b_pointer, out_pointer):
+    elif not fresh and (layout.addresses.out_overlaps(a_pointer, out_pointer)
+                        or layout.addresses.out_overlaps(b_pointer, out_pointer)):
         return None  # the general path says how
     stream_handle = _current_stream(device) if stream is None else _arrays.stream_handle(stream)
     _driver.make_current(device)
@@ -95,14 +96,6 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
     _driver.launch(layout.function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream_handle,
                    block.params_address)
     return out
-
-
-def _overlaps(addresses: _scan.Addresses, a: int, b: int, out: int) -> bool:
-    """Whether out overlaps a or b without being it (_scan.check_aliasing's test, on addresses)."""
-    out_low, out_high = out + addresses.out_low, out + addresses.out_high
-    in_low, in_high, same = addresses.in_low, addresses.in_high, addresses.same_strides
-    return ((a + in_low < out_high and out_low < a + in_high and not (a == out and same))
-            or (b + in_low < out_high and out_low < b + in_high and not (b == out and same)))
 
 
 def _learn(key: tuple, a: Any, b: Any, out: Any, dim: int, reverse: bool) -> _Layout | None:

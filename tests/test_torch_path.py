@@ -1,8 +1,8 @@
 """rtscan/_torch_path.py, the common torch call in few steps: it takes the calls it should, gives
 bitwise the general path's result on every layout it takes, hands every other call (and every
 refusal) to the general path, and sees a replaced tuning entry and compile defines (on a GPU).
-On the CPU, with a stand-in for torch.Tensor: what it leaves to the general path, and its overlap
-test against the general path's."""
+On the CPU, with a stand-in for torch.Tensor: what it leaves to the general path (its overlap test
+is the general path's, _scan.Addresses.out_overlaps, tested in test_validation.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rtscan
-from rtscan import _arrays, _driver, _kernels, _scan, _torch_path
+from rtscan import _driver, _kernels, _scan, _torch_path
 from _gpu import SHORT_TILE, TILE, cuda, host, poisoned_like, regime, scan_and_check, torch
 
 
@@ -242,28 +242,3 @@ def test_what_it_leaves_to_the_general_path(stand_in_torch):
         assert _torch_path.scan(a_, b_, out_, -1, False, None) is None, name
     assert _torch_path.scan(a, b, out, np.int64(-1), False, None) is None  # dim not an int
     assert _torch_path.scan(a, b, out, -1, 1, None) is None  # reverse not a bool
-
-
-def test_its_overlap_test_is_the_general_paths(rng):
-    """_overlaps against _scan.check_aliasing on random layouts of a, b and out, placed so that
-    they often overlap, sometimes as out = a or out = b exactly."""
-    compared = 0
-    for _ in range(3000):
-        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 3))))
-        strides = tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
-        out_strides = strides if rng.random() < 0.5 else tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
-        addresses = _scan._addresses(shape, strides, out_strides, "float32")
-        if addresses.out_overlaps_itself:
-            continue
-        a, b, out = (4096 + 4 * int(rng.integers(0, 48)) for _ in range(3))
-        out = {0: a, 1: b}.get(int(rng.integers(0, 4)), out)
-        views = [_arrays.ArrayView(None, "torch", pointer, shape, layout, "float32", 0)
-                 for pointer, layout in ((a, strides), (b, strides), (out, out_strides))]
-        try:
-            _scan.check_aliasing(views[2], views[0], views[1], None, addresses)
-            refused = False
-        except rtscan.InputError:
-            refused = True
-        assert _torch_path._overlaps(addresses, a, b, out) == refused, (shape, strides, out_strides, a, b, out)
-        compared += 1
-    assert compared > 1000

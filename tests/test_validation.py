@@ -371,3 +371,32 @@ class TestOnGpu:
         a = Interface(torch.ones(5, device="cuda"))
         with raises(InputTypeError, "pass out="):
             rtscan.scan(a, a)
+
+
+def test_out_overlaps_follows_the_byte_ranges(rng):
+    """_scan.Addresses.out_overlaps (what check_aliasing and the torch path both ask) against the
+    byte ranges counted element by element on random layouts of an input and out, placed so that
+    they often overlap, sometimes as out = the input exactly: refused where the ranges meet, unless
+    out is the input itself with its strides."""
+    from rtscan import _scan
+
+    def byte_range(pointer, shape, strides):
+        offsets = [sum(i * s for i, s in zip(index, strides)) for index in np.ndindex(*shape)]
+        return pointer + 4 * min(offsets), pointer + 4 * max(offsets) + 4
+
+    compared = 0
+    for _ in range(3000):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 3))))
+        strides = tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
+        out_strides = strides if rng.random() < 0.5 else tuple(int(s) for s in rng.integers(1, 7, size=len(shape)))
+        addresses = _scan._addresses(shape, strides, out_strides, "float32")
+        if addresses.out_overlaps_itself:
+            continue
+        source, out = (4096 + 4 * int(rng.integers(0, 48)) for _ in range(2))
+        out = source if rng.random() < 0.25 else out
+        (source_low, source_high), (out_low, out_high) = byte_range(source, shape, strides), byte_range(out, shape, out_strides)
+        meet = source_low < out_high and out_low < source_high
+        expected = meet and not (source == out and strides == out_strides)
+        assert addresses.out_overlaps(source, out) == expected, (shape, strides, out_strides, source, out)
+        compared += 1
+    assert compared > 1000
