@@ -14,7 +14,6 @@ import argparse
 import ctypes
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -23,7 +22,7 @@ import rtscan
 from rtscan import _compile, _driver, _kernels, _scan
 
 sys.path.insert(0, str(Path(__file__).parent))  # host_overhead.py beside this script, also under python -P
-from host_overhead import captured_launch  # noqa: E402
+from host_overhead import captured_launch, mean_us  # noqa: E402
 
 BURST = 400
 
@@ -82,21 +81,11 @@ def main(argv=None) -> None:
     launches, _buffer = cases()  # _buffer: what `extra` points into, alive while the launches run
     host = {name: [] for name in launches}
     gpu = {name: [] for name in launches}
-    for launch in launches.values():
-        for _ in range(100):
-            launch()
     for _ in range(args.rounds):
         for name, launch in launches.items():
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            started = time.perf_counter()
-            for _ in range(BURST):
-                launch()
-            host[name].append((time.perf_counter() - started) / BURST * 1e6)
-            end.record()
-            torch.cuda.synchronize()
-            gpu[name].append(start.elapsed_time(end) * 1e3 / BURST)
+            host_us, gpu_us = mean_us(launch, BURST)  # after its own warm-up and a synchronisation
+            host[name].append(host_us)
+            gpu[name].append(gpu_us)
     print(f"{args.rounds} rounds of {BURST} launches a case, the cases in turn; {torch.cuda.get_device_name()}")
     for name in launches:
         print(f"{name:<44} host {statistics.median(host[name]):6.2f} us/launch (min {min(host[name]):5.2f})"
