@@ -23,6 +23,27 @@ RTSCAN_HOST_DEVICE int first_step(int span_start, int chunk, int lane) {
     return span_start + chunk * WARP_SIZE * VEC + lane * VEC;
 }
 
+// Runs (lookback.cu's RUN_CHUNKS > 1): RUN consecutive chunks of a warp's span, starting at chunk
+// `first_chunk`, are read lane by lane instead, so that lane l owns RUN * VEC consecutive steps of
+// them and the warp scans the run once, not once a chunk. Lane l's j-th vector of the run starts
+// at the step returned here; with RUN 1 this is first_step.
+template <int VEC, int RUN>
+RTSCAN_HOST_DEVICE int run_step(int span_start, int first_chunk, int lane, int j) {
+    return span_start + first_chunk * WARP_SIZE * VEC + (lane * RUN + j) * VEC;
+}
+
+// Where vector q (VEC steps, counted from the start of a warp's staged steps) sits in shared
+// memory. Chunks are copied in with lane l taking vector q = 32 * chunk + l, and runs read with
+// lane l taking q = 32 * RUN * run + RUN * l + j; for 16-byte vectors, eight lanes of either must
+// land in eight different 16-byte bank groups, or the reads serialise. Without runs the layout is
+// q itself. With them, q's place in its row of eight vectors is XORed with the row's number
+// (modulo 8): a chunk's eight lanes share a row and keep distinct places; a run's eight lanes
+// cover rows whose numbers differ in the bits that their places share (RUN 2, 4 or 8).
+template <int RUN>
+RTSCAN_HOST_DEVICE int staged_vector_slot(int q) {
+    return RUN > 1 ? q ^ ((q >> 3) & 7) : q;
+}
+
 // Kogge-Stone warp scan: in the round of `offset` (1, 2, 4, 8, 16) a lane composes the value of
 // lane - offset, which acts first, when that lane exists.
 RTSCAN_HOST_DEVICE bool scan_round_takes(unsigned lane, unsigned offset) {

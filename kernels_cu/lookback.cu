@@ -53,6 +53,13 @@
 //   CHUNKS_FIRST   1: tickets take chunk c of every sequence before chunk c + 1 of any, even where a
 //                  sequence's steps are adjacent (seq_layout.cuh, tile_of_ticket); 0: along each
 //                  sequence in turn there
+//   RUN_CHUNKS     1: every chunk is scanned across the warp, in both passes; more (16-byte path,
+//                  with a protocol warp): the staged chunks are read back in runs of RUN_CHUNKS
+//                  chunks, RUN_CHUNKS * 4 consecutive steps a lane (indexing.cuh's run_step and
+//                  staged_vector_slot), one warp scan a run, and each lane keeps the prefixes
+//                  of its register chunks and runs in shared memory, so that the rewrite needs no
+//                  warp scan at all. One-wave launches are held by the tile's own shuffles
+//                  (profiling/NOTES.md, item 90): this trades most of them for shared memory.
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -67,7 +74,7 @@ namespace rtscan {
 constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0>
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int RUN_CHUNKS = 1>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -87,14 +94,24 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
-    static_assert(2 * STAGED_TILE * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES,
+    constexpr int RUN = RUN_CHUNKS;
+    constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
+    static_assert(RUN == 1 || (VEC == 4 && PROTOCOL_WARP == 1 && RUNS * RUN == CHUNKS - REGISTER_CHUNKS &&
+                               1 <= RUNS && RUNS <= STAGE_GROUPS && RUN <= 8),
+                  "runs: 16-byte steps with a protocol warp, the staged chunks in one to four runs of at most 8");
+    // With runs, each thread's prefixes of its register chunks and runs, beside the staged steps.
+    constexpr int KEPT_PREFIXES = RUN > 1 ? REGISTER_CHUNKS + RUNS : 0;
+    static_assert(2 * STAGED_TILE * sizeof(float) + KEPT_PREFIXES * BLOCK_THREADS * sizeof(Affine<float>) <=
+                      MAX_DYNAMIC_SHARED_BYTES,
                   "the staged a and b fit in shared memory");
 
-    // The staged part of a and b, in dynamic shared memory: the launch passes 2 * STAGED_TILE * 4
-    // bytes (LaunchShape.shared_bytes), which may exceed the 48 KB a static array is limited to.
+    // The staged part of a and b, then any kept prefixes, in dynamic shared memory: the launch
+    // passes 2 * STAGED_TILE * 4 + KEPT_PREFIXES * BLOCK_THREADS * 8 bytes (registry.py's
+    // staged_tile_bytes), which may exceed the 48 KB a static array is limited to.
     extern __shared__ float4 staged_storage[];
     float* staged_a = reinterpret_cast<float*>(staged_storage);
     float* staged_b = staged_a + STAGED_TILE;
+    Affine<float>* kept_prefix = reinterpret_cast<Affine<float>*>(staged_b + STAGED_TILE);
     __shared__ ClaimedTile shared_claim;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
     __shared__ float shared_carry;
@@ -118,14 +135,24 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 
     // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
     // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
-    // shared memory, packed per warp: staged chunk c sits at staged_slot(c).
+    // shared memory, packed per warp: staged chunk c sits at staged_slot(c). With runs, lane l also
+    // reads vector j of run r, which starts at step run_first(r, j), from run_slot(r, j).
     const int warp_first = warp_span_start<ITEMS>(int(warp));
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
-    auto staged_slot = [&](int c) { return first_step<VEC>(staged_first, c - REGISTER_CHUNKS, int(lane)); };
-    // Staged chunk c belongs to copy group stage_group(c), 0 .. STAGE_GROUPS_USED - 1, in order. The
-    // scalar path waits for all its copies at once: with groups, ptxas spilled the short shape.
+    auto staged_slot = [&](int c) {
+        return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));
+    };
+    auto run_first = [&](int r, int j) { return run_step<VEC, RUN>(warp_first, REGISTER_CHUNKS + r * RUN, int(lane), j); };
+    auto run_slot = [&](int r, int j) {
+        return staged_first + VEC * staged_vector_slot<RUN>((r * WARP_SIZE + int(lane)) * RUN + j);
+    };
+    // Staged chunk c belongs to copy group stage_group(c), 0 .. STAGE_GROUPS_USED - 1, in order: with
+    // runs, one group a run. The scalar path waits for all its copies at once: with groups, ptxas
+    // spilled the short shape.
     constexpr int STAGED_CHUNKS = CHUNKS - REGISTER_CHUNKS > 0 ? CHUNKS - REGISTER_CHUNKS : 1;
-    constexpr int STAGE_GROUPS_USED = VEC == 1 ? 1 : STAGED_CHUNKS < STAGE_GROUPS ? STAGED_CHUNKS : STAGE_GROUPS;
+    constexpr int STAGE_GROUPS_USED = RUN > 1   ? RUNS
+                                      : VEC == 1 ? 1
+                                      : STAGED_CHUNKS < STAGE_GROUPS ? STAGED_CHUNKS : STAGE_GROUPS;
     auto stage_group = [&](int c) { return (c - REGISTER_CHUNKS) * STAGE_GROUPS_USED / STAGED_CHUNKS; };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
     // Steps before the sequence's first (seq_layout.cuh's head; 16-byte path only) were loaded with
@@ -149,29 +176,45 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
                 if (v < head) maps[v] = affine_identity<float>();
         }
     };
-    // One chunk of the warp's running scan: this lane's VEC maps composed serially, scanned across
-    // the warp; returns the map from the warp span's start to just before this lane's first step
-    // of the chunk, and moves `warp_running` past the chunk.
-    auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {
-        Affine<float> lane_map = affine_identity<float>();
+    // Lane l's maps of vector j of run r (steps past the sequence's end and the head are identities).
+    auto run_maps = [&](int r, int j, Affine<float> (&maps)[VEC]) {
+        read_staged<VEC>(staged_a + run_slot(r, j), staged_b + run_slot(r, j), run_first(r, j), valid, maps);
+        if (REGISTER_CHUNKS == 0 && r == 0 && j == 0 && head > 0) {
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
+            for (int v = 0; v < VEC; ++v)
+                if (v < head) maps[v] = affine_identity<float>();
+        }
+    };
+    // One piece (a chunk or a run) of the warp's running scan: `lane_map`, this lane's steps of it
+    // composed serially, scanned across the warp; returns the map from the warp span's start to just
+    // before this lane's first step of the piece, and moves `warp_running` past the piece.
+    auto lane_prefix_of = [&](Affine<float> lane_map, Affine<float>& warp_running) {
         const Affine<float> inclusive = warp_inclusive_scan(lane_map);
         const Affine<float> prefix = compose(exclusive_from_inclusive(inclusive), warp_running);
         warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
         return prefix;
     };
+    auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {
+        Affine<float> lane_map = affine_identity<float>();
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
+        return lane_prefix_of(lane_map, warp_running);
+    };
+    // With runs, kept prefix k of this thread: its register chunk k, then its run k - REGISTER_CHUNKS.
+    auto kept = [&](int k) -> Affine<float>& { return kept_prefix[k * BLOCK_THREADS + int(threadIdx.x)]; };
 
-    // The lane prefixes are kept for the second pass when registers are free; when registers hold
-    // steps, the second pass computes them again (the same operations, so the same bits).
-    constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0;
+    // The lane prefixes are kept for the second pass when registers are free (in shared memory with
+    // runs); when registers hold steps, the second pass computes them again (the same operations,
+    // so the same bits).
+    constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0 && RUN == 1;
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     if (holds_steps) {
         // Steps are requested in the order the first pass uses them: the register chunks, then the
         // staged chunks in up to STAGE_GROUPS groups, so that the scan of a group's chunks starts
-        // once that group has landed, while later groups are still on their way. Each lane reads
-        // back only what it copied itself: its own waits are all the ordering needed. (The CPU
-        // mirror cannot check the group counts; the GPU tests do.)
+        // once that group has landed, while later groups are still on their way. Without runs, each
+        // lane reads back only what it copied itself: its own waits are all the ordering needed;
+        // runs read what other lanes of the warp copied, after a warp barrier. (The CPU mirror
+        // cannot check the group counts; the GPU tests do.)
 #pragma unroll
         for (int c = 0; c < REGISTER_CHUNKS; ++c)
             load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
@@ -188,7 +231,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 
         Affine<float> warp_running = affine_identity<float>();
 #pragma unroll
-        for (int c = 0; c < CHUNKS; ++c) {
+        for (int c = 0; c < (RUN > 1 ? REGISTER_CHUNKS : CHUNKS); ++c) {
             if (STAGE_GROUPS_USED > 1 && c >= REGISTER_CHUNKS &&
                 (c == REGISTER_CHUNKS || stage_group(c) != stage_group(c - 1)))
                 wait_for_staged_groups(STAGE_GROUPS_USED - 1 - stage_group(c));
@@ -196,6 +239,21 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             chunk_maps(c, maps);
             const Affine<float> prefix = chunk_prefix(maps, warp_running);
             if (KEEP_PREFIXES) lane_prefix[KEEP_PREFIXES ? c : 0] = prefix;
+            if (RUN > 1) kept(c) = prefix;
+        }
+#pragma unroll
+        for (int r = 0; r < RUNS; ++r) {
+            if (STAGE_GROUPS_USED > 1) wait_for_staged_groups(RUNS - 1 - r);
+            __syncwarp();  // a run's vectors were copied by other lanes: each lane's wait, then this barrier
+            Affine<float> lane_map = affine_identity<float>();
+#pragma unroll
+            for (int j = 0; j < RUN; ++j) {
+                Affine<float> maps[VEC];
+                run_maps(r, j, maps);
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) lane_map = compose(maps[v], lane_map);
+            }
+            kept(REGISTER_CHUNKS + r) = lane_prefix_of(lane_map, warp_running);
         }
         if (lane == 0) shared_warp_prefix[warp] = warp_running;
     }
@@ -215,14 +273,27 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     } else if (PROTOCOL_WARP) {
         // While the protocol warp waits: each step's map becomes the map from the warp span's start
-        // through that step, where the step is held.
+        // through that step, where the step is held. With runs, from the kept prefixes, lane by lane.
+#pragma unroll
+        for (int r = 0; r < RUNS; ++r) {
+            Affine<float> through = kept(REGISTER_CHUNKS + r);
+#pragma unroll
+            for (int j = 0; j < RUN; ++j) {
+                Affine<float> maps[VEC];
+                run_maps(r, j, maps);
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
+                write_staged<VEC>(staged_a + run_slot(r, j), staged_b + run_slot(r, j), run_first(r, j), valid, maps);
+            }
+        }
         Affine<float> again_running = affine_identity<float>();
 #pragma unroll
-        for (int c = 0; c < CHUNKS; ++c) {
+        for (int c = 0; c < (RUN > 1 ? REGISTER_CHUNKS : CHUNKS); ++c) {
             Affine<float> maps[VEC];
             chunk_maps(c, maps);
-            Affine<float> through =
-                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+            Affine<float> through = RUN > 1          ? kept(c)
+                                    : KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0]
+                                                    : chunk_prefix(maps, again_running);
 #pragma unroll
             for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
             if (c < REGISTER_CHUNKS) {

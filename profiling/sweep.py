@@ -19,11 +19,12 @@ Usage, from a source checkout:
 (the second times 64 sequences of 65536 steps, issue 4's batched shape)
     PYTHONPATH=. python3 profiling/sweep.py --variant blelloch --shapes 256x8,512x8 --log2 24,28
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH,
-sSEGMENT_TILES, p1, a1 and c1 (defaults r0, b3, d1, the variant's own segment, no protocol warp,
-polls by strong loads, tickets along each sequence; the look-back walk is the variant's own). With
-p1 a block has one more warp, which runs the look-back (kernels_cu/lookback.cu); BLOCK counts the
-threads that hold steps; a1 polls by atomics; c1 takes chunk c of every sequence before chunk c + 1
-(the batch shape's order, kernels_cu/seq_layout.cuh). A shape that sets a field the
+sSEGMENT_TILES, p1, a1, c1 and uRUN_CHUNKS (defaults r0, b3, d1, the variant's own segment, no
+protocol warp, polls by strong loads, tickets along each sequence, no runs; the look-back walk is
+the variant's own). With p1 a block has one more warp, which runs the look-back
+(kernels_cu/lookback.cu); BLOCK counts the threads that hold steps; a1 polls by atomics; c1 takes
+chunk c of every sequence before chunk c + 1 (the batch shape's order, kernels_cu/seq_layout.cuh);
+u2, u4 or u8 reads the staged chunks back in runs of that many (lookback.cu's RUN_CHUNKS). A shape that sets a field the
 variant's kernel template does not take (items for hillis_steele, p1 for all but the look-back
 variants) to anything but its tuned value is refused.
 """
@@ -46,7 +47,7 @@ DEFAULT_SHAPES = "256x16,256x32,384x44r12b2,352x48r16b2p1,352x52r16b2p1,352x56r1
 DEFAULT_LOG2 = "20,22,24,26,28"
 CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
 DRIFT_LIMIT = 0.03
-_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?(p1)?(a1)?(c1)?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?(p1)?(a1)?(c1)?(?:u(\d+))?$")
 
 
 def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
@@ -55,15 +56,15 @@ def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
     else lookback_regs' (a warp walk over segments of 32 tiles)."""
     match = _SHAPE.match(text.strip())
     if not match:
-        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32p1a1c1, got {text!r}")
-    block, items, registers, min_blocks, depth, segment, protocol_warp, atomic_polls, chunks_first = match.groups()
+        raise ValueError(f"shape must look like 256x48, 256x48r16 or 256x48r16b3d1s32p1a1c1u2, got {text!r}")
+    block, items, registers, min_blocks, depth, segment, protocol_warp, atomic_polls, chunks_first, run = match.groups()
     protocol = variant_entry or {"walk_lanes": 32, "segment_tiles": 32}
     return {"block_threads": int(block), "items": int(items), "register_items": int(registers or 0),
             "min_blocks": int(min_blocks or 3), "lookback_depth": int(depth or 1),
             "walk_lanes": protocol["walk_lanes"],
             "segment_tiles": int(segment) if segment else protocol["segment_tiles"],
             "protocol_warp": 1 if protocol_warp else 0, "atomic_polls": 1 if atomic_polls else 0,
-            "chunks_first": 1 if chunks_first else 0}
+            "chunks_first": 1 if chunks_first else 0, "run_chunks": int(run or 1)}
 
 
 def check_template_fields(variant, fields: dict, tuned: dict) -> None:
@@ -82,13 +83,14 @@ def check_template_fields(variant, fields: dict, tuned: dict) -> None:
 def format_shape(entry: dict) -> str:
     """A long-shape entry of rtscan/tuning.py -> '352x56r16b2d1p1a1' (parse_shape's inverse; 's16'
     only when a segment is not 32 tiles, 'p1' only with a protocol warp, 'a1' only with atomic polls,
-    'c1' only with tickets chunks first)."""
+    'c1' only with tickets chunks first, 'u2' only with runs)."""
     segment = "" if entry["segment_tiles"] == 32 else f"s{entry['segment_tiles']}"
     protocol_warp = "p1" if entry.get("protocol_warp", 0) else ""
     atomic_polls = "a1" if entry.get("atomic_polls", 0) else ""
     chunks_first = "c1" if entry.get("chunks_first", 0) else ""
+    run = f"u{entry['run_chunks']}" if entry.get("run_chunks", 1) > 1 else ""
     return (f"{entry['block_threads']}x{entry['items']}r{entry['register_items']}"
-            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}{protocol_warp}{atomic_polls}{chunks_first}")
+            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}{protocol_warp}{atomic_polls}{chunks_first}{run}")
 
 
 def gpu_folder(device_name: str) -> str:
@@ -233,14 +235,14 @@ def write(result: dict, folder: Path) -> list[Path]:
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["variant", "block_threads", "items", "register_items", "min_blocks", "lookback_depth",
-                         "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "sequences", "log2", "scan_us", "copy_us",
+                         "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks", "sequences", "log2", "scan_us", "copy_us",
                          "ratio", "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():
                 writer.writerow([result["variant"], row["block_threads"], row["items"], row["register_items"],
                                  row["min_blocks"], row["lookback_depth"], row["segment_tiles"],
                                  row.get("protocol_warp", 0), row.get("atomic_polls", 0), row.get("chunks_first", 0),
-                                 result.get("sequences", 1),
+                                 row.get("run_chunks", 1), result.get("sequences", 1),
                                  log2, f"{micro:.2f}", f"{copy_us[log2]:.2f}", f"{copy_us[log2] / micro:.4f}",
                                  result["usable"]])
     try:

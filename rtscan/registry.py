@@ -23,6 +23,7 @@ class LaunchShape:
     protocol_warp: int = 0  # 1: one more warp, holding no steps, runs the look-back (lookback.cu)
     atomic_polls: int = 0  # 1: the look-back polls by atomics, 0: by strong loads (tile_state.cuh)
     chunks_first: int = 0  # 1: tickets take chunk c of every sequence first, contiguous rows too (lookback.cu)
+    run_chunks: int = 1  # more: staged chunks read back in runs of this many, prefixes kept (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
     sequences_per_tile: int = 1  # lanes across sequences (columns_lookback): a tile's neighbouring sequences
@@ -53,7 +54,7 @@ class LaunchShape:
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
 LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
-                      "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first")
+                      "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks")
 
 
 def no_dynamic_shared(shape: LaunchShape) -> int:
@@ -68,8 +69,11 @@ def blelloch_tree_bytes(shape: LaunchShape) -> int:
 
 
 def staged_tile_bytes(shape: LaunchShape) -> int:
-    """lookback_scan's dynamic shared memory: a and b of the staged part of one float32 tile."""
-    return 2 * 4 * shape.block_threads * (shape.items - shape.register_items)
+    """lookback_scan's dynamic shared memory: a and b of the staged part of one float32 tile and,
+    with runs, each thread's prefixes of its register chunks and runs (8 bytes each)."""
+    staged = shape.items - shape.register_items
+    kept = shape.register_items // shape.vec + staged // (shape.vec * shape.run_chunks) if shape.run_chunks > 1 else 0
+    return 2 * 4 * shape.block_threads * staged + 8 * shape.block_threads * kept
 
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
@@ -104,12 +108,14 @@ def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
 
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
-    a number of steps not divisible by 4 has only the scalar form."""
+    a number of steps not divisible by 4 has only the scalar form, and runs are for the 16-byte
+    form only (lookback.cu)."""
     if entry["items"] % 4 or entry["register_items"] % 4:
         vec = 1
     return LaunchShape(entry["block_threads"], entry["items"], vec, entry["min_blocks"], entry["lookback_depth"],
                        entry["register_items"], entry["walk_lanes"], entry["segment_tiles"],
                        entry.get("protocol_warp", 0), entry.get("atomic_polls", 0), entry.get("chunks_first", 0),
+                       entry.get("run_chunks", 1) if vec == 4 else 1,
                        entry.get("carry_threads", 0), entry.get("carry_items", 0), entry.get("sequences_per_tile", 1))
 
 

@@ -24,14 +24,21 @@ from _mirrors import SEGMENT_TILES
 pytestmark = _mirrors.needs_compiler
 
 # Launch shapes compiled into the mirror (see rtscan_mirror_scan): id -> (block_threads, items,
-# vec, depth, walk lanes, tiles per segment, protocol warp, chunks first)
-SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0), 2: (64, 8, 4, 2, 32, 32, 0, 0),
-          3: (64, 8, 1, 4, 32, 32, 0, 0), 4: (32, 2, 1, 2, 32, 32, 0, 0), 5: (384, 44, 4, 1, 32, 32, 0, 0),
-          6: (64, 1, 1, 1, 1, 1, 0, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0), 8: (256, 1, 1, 1, 1, 1, 0, 0),
-          9: (256, 1, 1, 1, 32, 1, 0, 0), 10: (352, 56, 4, 1, 32, 32, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0),
-          12: (352, 48, 4, 1, 32, 32, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0), 14: (256, 32, 4, 1, 32, 32, 0, 1),
-          15: (32, 2, 1, 2, 32, 32, 0, 1), 16: (256, 32, 4, 1, 32, 32, 0, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1),
-          18: (352, 56, 4, 1, 32, 1, 1, 1), 19: (352, 48, 4, 1, 32, 32, 1, 1)}
+# vec, depth, walk lanes, tiles per segment, protocol warp, chunks first, run chunks, register items
+# where there are runs, else 0)
+SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0, 1, 0), 1: (256, 16, 1, 1, 32, 32, 0, 0, 1, 0),
+          2: (64, 8, 4, 2, 32, 32, 0, 0, 1, 0), 3: (64, 8, 1, 4, 32, 32, 0, 0, 1, 0),
+          4: (32, 2, 1, 2, 32, 32, 0, 0, 1, 0), 5: (384, 44, 4, 1, 32, 32, 0, 0, 1, 0),
+          6: (64, 1, 1, 1, 1, 1, 0, 0, 1, 0), 7: (64, 1, 1, 2, 32, 1, 0, 0, 1, 0),
+          8: (256, 1, 1, 1, 1, 1, 0, 0, 1, 0), 9: (256, 1, 1, 1, 32, 1, 0, 0, 1, 0),
+          10: (352, 56, 4, 1, 32, 32, 1, 0, 1, 0), 11: (64, 8, 1, 2, 32, 32, 1, 0, 1, 0),
+          12: (352, 48, 4, 1, 32, 32, 1, 0, 1, 0), 13: (352, 56, 4, 1, 32, 1, 1, 0, 1, 0),
+          14: (256, 32, 4, 1, 32, 32, 0, 1, 1, 0), 15: (32, 2, 1, 2, 32, 32, 0, 1, 1, 0),
+          16: (256, 32, 4, 1, 32, 32, 0, 0, 1, 0), 17: (256, 16, 4, 1, 32, 32, 0, 1, 1, 0),
+          18: (352, 56, 4, 1, 32, 1, 1, 1, 1, 0), 19: (352, 48, 4, 1, 32, 32, 1, 1, 1, 0),
+          20: (352, 48, 4, 1, 32, 32, 1, 0, 2, 16), 21: (352, 48, 4, 1, 32, 32, 1, 0, 4, 16),
+          22: (352, 48, 4, 1, 32, 32, 1, 0, 8, 16), 23: (352, 48, 4, 1, 32, 32, 1, 1, 4, 16),
+          24: (64, 8, 4, 2, 32, 32, 1, 0, 2, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -40,6 +47,7 @@ BROKEN_TWINS = {
     "compose_product_wrong_factor": ("affine.cuh", "{later.a * earlier.a,", "{later.a * earlier.b,"),
     "lane_step_off_by_one": ("indexing.cuh", "return span_start + chunk * WARP_SIZE * VEC + lane * VEC;",
                              "return span_start + chunk * WARP_SIZE * VEC + lane * VEC + 1;"),
+    "run_read_striped": ("indexing.cuh", "(lane * RUN + j) * VEC;", "(lane + j * WARP_SIZE) * VEC;"),
     "warp_span_off_by_one": ("indexing.cuh", "return warp * WARP_SIZE * ITEMS;",
                              "return warp * WARP_SIZE * ITEMS + 1;"),
     "scan_round_strict": ("indexing.cuh", "return lane >= offset;", "return lane > offset;"),
@@ -98,6 +106,12 @@ def cases():
         (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
         (18, (2, 20 * tile_of(18) + 37), -1, False, True),  # the same chunks first: the sm_90 large shape
         (19, (3, 34 * tile_of(19) + 5), -1, True, False),  # the long tile chunks first (long_batch), across a segment
+        # the long tile with runs of 2, 4 and 8 staged chunks, the last tile cut inside a run
+        (20, (2 * tile_of(20) + 9000,), -1, False, True),
+        (21, (2, 2 * tile_of(21) + 13000), -1, True, False),
+        (22, (3 * tile_of(22) + 16000,), -1, False, True),
+        (23, (3, 34 * tile_of(23) + 5), -1, False, True),  # runs, chunks first, across a segment
+        (24, (2, 40 * small + 7), -1, True, True),  # runs with no register chunks: the head in a run
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -120,6 +134,27 @@ def cases():
 def test_mirror_matches_reference_and_is_deterministic(mirror, case):
     problems = _mirrors.check_case(mirror, np.random.default_rng(), case)
     assert not problems, problems
+
+
+@pytest.mark.parametrize("run", [1, 2, 4, 8])
+def test_staged_layout_is_a_permutation_without_bank_conflicts(mirror, run):
+    """indexing.cuh's staged_vector_slot, as lookback.cu uses it (16-byte vectors, a warp's staged
+    chunks in runs of `run`): within every warp's staged steps each vector gets a slot of its own,
+    and the eight lanes of a quarter warp, which share a 16-byte shared-memory access, reach eight
+    different bank groups (slot modulo 8) both in a chunk's sweep (lane l: vector 32 * chunk + l)
+    and in a run's reads (lane l: vector 32 * run * r + run * l + j)."""
+    slot = mirror.library.rtscan_mirror_staged_vector_slot
+    for staged_chunks in range(run, 4 * run + 1, run):  # one to four runs, as lookback.cu allows
+        vectors = 32 * staged_chunks
+        slots = [slot(run, q) for q in range(vectors)]
+        assert sorted(slots) == list(range(vectors)), (run, staged_chunks)
+        sweeps = [[32 * c + lane for lane in range(32)] for c in range(staged_chunks)]
+        runs = [[32 * run * r + run * lane + j for lane in range(32)]
+                for r in range(staged_chunks // run) for j in range(run)]
+        for access in sweeps + (runs if run > 1 else []):
+            for quarter in range(4):
+                groups = {slots[q] % 8 for q in access[8 * quarter:8 * quarter + 8]}
+                assert len(groups) == 8, (run, access[8 * quarter:8 * quarter + 8])
 
 
 @pytest.mark.parametrize("twin", sorted(BROKEN_TWINS))
@@ -169,6 +204,30 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("run,chunks_first", [(2, 0), (4, 0), (8, 0), (4, 1)])
+@pytest.mark.parametrize("tiles", [1, 3, 40])
+def test_gpu_equals_mirror_bitwise_with_runs(mirror, run, chunks_first, tiles, monkeypatch):
+    """The long tile with its staged chunks read back in runs (lookback.cu's RUN_CHUNKS), tuned or
+    not: the GPU's bits are the mirror's, sequences ending in the middle of a run included."""
+    from _gpu import without_kinds
+    from rtscan import _kernels, registry, tuning
+
+    variant = registry.resolve("lookback_regs")
+    arch = _kernels.device_arch(0)
+    entry = without_kinds(monkeypatch, variant, arch, registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index("long")])
+    if "long" not in entry or not entry["long"].get("protocol_warp"):
+        pytest.skip(f"lookback_regs' long shape on {arch} has no protocol warp, which runs need")
+    key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, arch, "float32"))
+    long_shape = {k: v for k, v in entry["long"].items() if k != "from_total_steps"}
+    monkeypatch.setitem(variant.table, key, {**variant.table[key],
+                                             "long": dict(long_shape, run_chunks=run, chunks_first=chunks_first)})
+    length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", 4, 1 << 40).tile, tiles, 4) + 5000
+    wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", 4, length, 2))
+    assert wanted[-2] == run
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "lookback_regs", length, False)
 
 
 # The register claims in rtscan/tuning.py: every shape compiled for the architecture, spill-free.

@@ -19,17 +19,19 @@ def sweep():
 
 
 def test_parse_shape(sweep):
-    protocol = {"walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "atomic_polls": 0, "chunks_first": 0}
+    protocol = {"walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "atomic_polls": 0, "chunks_first": 0,
+                "run_chunks": 1}
     assert sweep.parse_shape("384x44r12b2s8")["segment_tiles"] == 8
     assert sweep.parse_shape("352x56r16b2p1")["protocol_warp"] == 1
     assert sweep.parse_shape("352x56r16b2d1s1p1a1")["atomic_polls"] == 1
     assert sweep.parse_shape("256x32b2a1c1")["chunks_first"] == 1
+    assert sweep.parse_shape("352x48r16b2p1u4")["run_chunks"] == 4
     assert sweep.parse_shape("256x48r16") == {"block_threads": 256, "items": 48, "register_items": 16,
                                               "min_blocks": 3, "lookback_depth": 1, **protocol}
     assert sweep.parse_shape("128x32b6d2") == {"block_threads": 128, "items": 32, "register_items": 0,
                                                "min_blocks": 6, "lookback_depth": 2, **protocol}
     for bad in ("256", "256x", "x48", "256x48q2", "256*48", "256x48p2", "256x48p1s8", "256x48a2", "256x48a1p1",
-                "256x48c2", "256x48c1a1"):
+                "256x48c2", "256x48c1a1", "256x48u", "256x48u2c1"):
         with pytest.raises(ValueError, match="shape must look like"):
             sweep.parse_shape(bad)
 
@@ -96,11 +98,12 @@ def test_main_without_a_gpu_says_so(sweep, capsys):
 
 def test_format_shape_inverts_parse_shape(sweep):
     for text in ("384x44r12b2d1", "256x16r0b3d1", "384x44r12b2d1s16", "352x56r16b2d1p1", "64x8r0b3d2s16p1",
-                 "352x56r16b2d1s1p1a1", "256x16r0b3d1a1", "256x32r0b2d1a1c1"):
+                 "352x56r16b2d1s1p1a1", "256x16r0b3d1a1", "256x32r0b2d1a1c1",
+                 "352x48r16b2d1p1u2", "352x48r16b2d1p1c1u4"):
         assert sweep.format_shape(sweep.parse_shape(text)) == text
     tuned = rtscan.tuning.lookup(rtscan.tuning.LOOKBACK_REGS, "sm_90", "float32")
     for kind in (kind for kind in rtscan.registry.SHAPE_KINDS if kind in tuned):
-        entry = {"protocol_warp": 0, "atomic_polls": 0, "chunks_first": 0, **tuned[kind]}  # a field left out is 0
+        entry = {"protocol_warp": 0, "atomic_polls": 0, "chunks_first": 0, "run_chunks": 1, **tuned[kind]}  # as left out
         assert sweep.parse_shape(sweep.format_shape(entry)).items() <= entry.items()
 
 

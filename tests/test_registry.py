@@ -181,15 +181,15 @@ ONE_SEQUENCE = {"sequences_per_tile": 1}
 # segments of 32 tiles, tile_state.cuh, run by their warp 0: no protocol warp).
 # The three-pass kernels have no look-back: their placeholders say so (tuning.py).
 NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
-               "atomic_polls": 0, "chunks_first": 0}
+               "atomic_polls": 0, "chunks_first": 0, "run_chunks": 1}
 FIXED_BY_THE_KERNEL = {
     "lookback_serial": {**CARRY_FIELDS, **ONE_SEQUENCE},
     "lookback_warp": {**CARRY_FIELDS, **ONE_SEQUENCE},
     "lookback_regs": {**CARRY_FIELDS, **ONE_SEQUENCE},
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0,
-                      "chunks_first": 0, **CARRY_FIELDS, **ONE_SEQUENCE},
+                      "chunks_first": 0, "run_chunks": 1, **CARRY_FIELDS, **ONE_SEQUENCE},
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "chunks_first": 0,
-                 **CARRY_FIELDS, **ONE_SEQUENCE},
+                 "run_chunks": 1, **CARRY_FIELDS, **ONE_SEQUENCE},
     "three_pass": dict(NO_LOOKBACK, **ONE_SEQUENCE),
     "three_pass_reduce": dict(NO_LOOKBACK, **ONE_SEQUENCE),
     # one step at a time, whatever the layout (kernels_cu/columns.cu)
@@ -197,7 +197,7 @@ FIXED_BY_THE_KERNEL = {
     # one step a load, each lane walking its own sequence one level over tiles, tickets chunk by
     # chunk over groups of lanes (columns_lookback_index.cuh), which the field does not choose
     "columns_lookback": {"vec": 1, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0, "chunks_first": 0,
-                         **CARRY_FIELDS},
+                         "run_chunks": 1, **CARRY_FIELDS},
 }
 
 
@@ -341,3 +341,17 @@ def test_columns_lookback_takes_tiles_of_fewer_sequences_for_few(arch):
     assert few.steps_per_sequence == few.block_threads * few.items // 16
     assert variant.tile_counts(few, 16, 10**6) == (-(-10**6 // few.steps_per_sequence),) * 2
 
+
+
+def test_runs_keep_prefixes_beside_the_staged_steps_on_the_16_byte_path_only():
+    """lookback.cu's RUN_CHUNKS: the dynamic shared memory adds 8 bytes a thread for each register
+    chunk and each run (the kept prefixes), and the scalar form of an entry with runs has none."""
+    entry = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
+             "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
+    staged = 2 * 4 * 352 * 32
+    assert registry.staged_tile_bytes(registry.entry_shape(entry, 4)) == staged
+    for run, runs in ((2, 4), (4, 2), (8, 1)):
+        with_runs = dict(entry, run_chunks=run)
+        assert registry.staged_tile_bytes(registry.entry_shape(with_runs, 4)) == staged + 8 * 352 * (4 + runs)
+        assert registry.entry_shape(with_runs, 1).run_chunks == 1
+        assert registry.staged_tile_bytes(registry.entry_shape(with_runs, 1)) == staged

@@ -21,32 +21,48 @@ Map exclusive_of(const Map (&inclusive)[WARP], int lane) {
 }
 
 // PROTOCOL_WARP: the kernel's finish with a protocol warp (lookback.cu): each step's map is composed
-// onto its lane's chunk prefix during the wait, then applied to the warp's start state.
+// onto its lane's prefix of the piece during the wait, then applied to the warp's start state.
+// A piece is what the warp scans at once: a chunk, or with RUN > 1 (lookback.cu's RUN_CHUNKS) each
+// of the REGISTER_CHUNKS register chunks and then each run of RUN staged chunks, read lane by lane.
 template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES,
-          bool PROTOCOL_WARP = false, bool CHUNKS_FIRST = false>
+          bool PROTOCOL_WARP = false, bool CHUNKS_FIRST = false, int RUN = 1, int REGISTER_CHUNKS = 0>
 void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
                  double finished_probability, std::uint64_t seed) {
     constexpr int WARPS = BLOCK_THREADS / WARP;
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
-    const auto block = [](const TileSteps& steps, auto carry_into) {
-        Map lane_prefix[WARPS][CHUNKS][WARP];
+    constexpr int PIECES = RUN > 1 ? REGISTER_CHUNKS + (CHUNKS - REGISTER_CHUNKS) / RUN : CHUNKS;
+    constexpr int PIECE_VECTORS = RUN > 1 ? RUN : 1;  // at most: register chunks have one
+    // The first step of each of a lane's vectors of piece p, in order; returns how many.
+    const auto piece_vectors = [](int warp_first, int p, int lane, int (&firsts)[PIECE_VECTORS]) {
+        if (RUN == 1 || p < REGISTER_CHUNKS) {
+            firsts[0] = rtscan::first_step<VEC>(warp_first, p, lane);
+            return 1;
+        }
+        for (int j = 0; j < RUN; ++j)
+            firsts[j] = rtscan::run_step<VEC, RUN>(warp_first, REGISTER_CHUNKS + (p - REGISTER_CHUNKS) * RUN, lane, j);
+        return RUN;
+    };
+    const auto block = [&](const TileSteps& steps, auto carry_into) {
+        Map lane_prefix[WARPS][PIECES][WARP];
         Map warp_aggregate[WARP];
         for (int lane = 0; lane < WARP; ++lane) warp_aggregate[lane] = affine_identity<float>();
         for (int warp = 0; warp < WARPS; ++warp) {
             const int warp_first = rtscan::warp_span_start<ITEMS>(warp);
             Map running = affine_identity<float>();
-            for (int c = 0; c < CHUNKS; ++c) {
+            for (int p = 0; p < PIECES; ++p) {
                 Map lanes[WARP];
                 for (int lane = 0; lane < WARP; ++lane) {
-                    const int first = rtscan::first_step<VEC>(warp_first, c, lane);
+                    int firsts[PIECE_VECTORS];
+                    const int vectors = piece_vectors(warp_first, p, lane, firsts);
                     Map lane_map = affine_identity<float>();
-                    for (int v = 0; v < VEC; ++v) lane_map = compose(steps.map(first + v), lane_map);
+                    for (int j = 0; j < vectors; ++j)
+                        for (int v = 0; v < VEC; ++v) lane_map = compose(steps.map(firsts[j] + v), lane_map);
                     lanes[lane] = lane_map;
                 }
                 warp_inclusive_scan(lanes);
                 for (int lane = 0; lane < WARP; ++lane)
-                    lane_prefix[warp][c][lane] = compose(exclusive_of(lanes, lane), running);
+                    lane_prefix[warp][p][lane] = compose(exclusive_of(lanes, lane), running);
                 running = compose(lanes[WARP - 1], running);
             }
             warp_aggregate[warp] = running;
@@ -59,22 +75,24 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
         for (int warp = 0; warp < WARPS; ++warp) {
             const float warp_start_state = apply(exclusive_of(warps_inclusive, warp), carry);
             const int warp_first = rtscan::warp_span_start<ITEMS>(warp);
-            for (int c = 0; c < CHUNKS; ++c)
+            for (int p = 0; p < PIECES; ++p)
                 for (int lane = 0; lane < WARP; ++lane) {
-                    const int first = rtscan::first_step<VEC>(warp_first, c, lane);
-                    Map through = lane_prefix[warp][c][lane];
+                    int firsts[PIECE_VECTORS];
+                    const int vectors = piece_vectors(warp_first, p, lane, firsts);
+                    Map through = lane_prefix[warp][p][lane];
                     float state = apply(through, warp_start_state);
-                    for (int v = 0; v < VEC; ++v) {
-                        const int step = first + v;
-                        if (step >= steps.valid) continue;
-                        if (PROTOCOL_WARP) {
-                            through = compose(steps.map(step), through);
-                            state = apply(through, warp_start_state);
-                        } else {
-                            state = apply(steps.map(step), state);
+                    for (int j = 0; j < vectors; ++j)
+                        for (int v = 0; v < VEC; ++v) {
+                            const int step = firsts[j] + v;
+                            if (step >= steps.valid) continue;
+                            if (PROTOCOL_WARP) {
+                                through = compose(steps.map(step), through);
+                                state = apply(through, warp_start_state);
+                            } else {
+                                state = apply(steps.map(step), state);
+                            }
+                            steps.store(step, state);
                         }
-                        steps.store(step, state);
-                    }
                 }
         }
     };
@@ -96,7 +114,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // sm_90 batch shape, whose tickets take chunk c of every sequence first; 15 the same order on tiny
 // tiles, so short batches span many segments; 16 the batch tile in sequence order (sm_90's many);
 // 17 the short tile chunks first (sm_90's short_batch). 18 is 13 with tickets chunks first (sm_90's
-// large shape, P130), 19 is 12 with them (sm_90's long_batch, P133).
+// large shape, P130), 19 is 12 with them (sm_90's long_batch, P133). 20-22 are the long shape with
+// runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first; 24 runs on small tiles
+// with no register chunks, so that the head falls in a run.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -131,6 +151,33 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 19:
             mirror_scan<352, 48, 4, 1, 32, 32, true, true>(a, b, out, h0, *layout, finished_probability, seed);
             return 0;
+        case 20:
+            mirror_scan<352, 48, 4, 1, 32, 32, true, false, 2, 4>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 21:
+            mirror_scan<352, 48, 4, 1, 32, 32, true, false, 4, 4>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 22:
+            mirror_scan<352, 48, 4, 1, 32, 32, true, false, 8, 4>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 23:
+            mirror_scan<352, 48, 4, 1, 32, 32, true, true, 4, 4>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 24:
+            mirror_scan<64, 8, 4, 2, 32, 32, true, false, 2, 0>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
         default: return 1;
+    }
+}
+
+// indexing.cuh's staged_vector_slot for runs of `run` chunks (1, 2, 4 or 8; else -1), for the
+// test that its layout is a permutation without bank conflicts (tests/test_mirrors.py).
+extern "C" int rtscan_mirror_staged_vector_slot(int run, int q) {
+    switch (run) {
+        case 1: return rtscan::staged_vector_slot<1>(q);
+        case 2: return rtscan::staged_vector_slot<2>(q);
+        case 4: return rtscan::staged_vector_slot<4>(q);
+        case 8: return rtscan::staged_vector_slot<8>(q);
+        default: return -1;
     }
 }
