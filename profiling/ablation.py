@@ -4,14 +4,14 @@ lookback.cu with one part removed, and each twin's span (first block's entry to 
 The twins compute wrong results and are for timing only:
   norewrite    the data warps skip the rewrite they do while the protocol warp waits (each step's
                map from its warp span's start), so the second pass applies the unrewritten maps
-  nofirstscan  the first pass composes each chunk's maps without the warp scan
+  nofirstscan  the first pass composes each chunk's (and each run's) maps without the warp scan
   nocarry      the protocol warp takes a carry of 0 without the look-back (no tile waits, none
                publishes)
   all          the three together
 against `base`, the instrumented kernel as it is. NOTES 90 holds what the first run found.
 
 Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/ablation.py [--shape 352x48r16b2d1p1] [--log2 22] [--sequences 64,256,1]
+    PYTHONPATH=. python3 profiling/ablation.py [--shape 352x48r16b2d1p1u2] [--log2 22] [--sequences 64,256,1]
 """
 
 from __future__ import annotations
@@ -30,9 +30,12 @@ _NO_REWRITE = ("    } else if (PROTOCOL_WARP) {", "    } else if (PROTOCOL_WARP 
 _NO_FIRST_SCAN = ("            const Affine<float> prefix = chunk_prefix(maps, warp_running);",
                   "            const Affine<float> prefix = maps[0];\n"
                   "            warp_running = compose(maps[VEC - 1], warp_running);")
+_NO_RUN_SCAN = ("            kept(REGISTER_CHUNKS + r) = lane_prefix_of(lane_map, warp_running);",
+                "            kept(REGISTER_CHUNKS + r) = lane_map;\n"
+                "            warp_running = compose(lane_map, warp_running);")
 _NO_CARRY = ("        const float carry = tile_carry<", "        const float carry = tile >= 0 ? 0.0f : tile_carry<")
-TWINS = {"base": (), "norewrite": (_NO_REWRITE,), "nofirstscan": (_NO_FIRST_SCAN,), "nocarry": (_NO_CARRY,),
-         "all": (_NO_REWRITE, _NO_FIRST_SCAN, _NO_CARRY)}
+TWINS = {"base": (), "norewrite": (_NO_REWRITE,), "nofirstscan": (_NO_FIRST_SCAN, _NO_RUN_SCAN),
+         "nocarry": (_NO_CARRY,), "all": (_NO_REWRITE, _NO_FIRST_SCAN, _NO_RUN_SCAN, _NO_CARRY)}
 CAPTURES = 5  # launches' spans a twin and shape; the median is printed
 
 
@@ -53,7 +56,7 @@ def spans(stamps: np.ndarray) -> tuple[float, list[float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", default="352x48r16b2d1p1", help="as timeline.py's (default: sm_90's long shape)")
+    parser.add_argument("--shape", default="352x48r16b2d1p1u2", help="as timeline.py's (default: sm_90's long shape)")
     parser.add_argument("--log2", type=int, default=22, help="2^LOG2 steps in all")
     parser.add_argument("--sequences", default="64,256,1", help="comma-separated row counts")
     args = parser.parse_args(argv)

@@ -55,6 +55,8 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
+_P140 = ("sweep.py on an H200, 2026-12-01, two rounds (P140; profiling/results/h200/"
+         "p140-sweep-2026-12-01-20.txt)")
 _P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
               "p115-batch-shapes-2026-11-30-15.txt, p116-batch-boundary-2026-11-30-15.txt, "
               "p118-spread-2026-11-30-15.txt)")
@@ -86,7 +88,7 @@ LOOKBACK_REGS = {
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
         "long_batch": dict(
-            _LONG_TILE_SM90, chunks_first=1, from_sequences=128, from_length=(1 << 17) + 1, to_length=1 << 18,
+            _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1, to_length=1 << 18,
             from_total_steps=1 << 25, source=(
                 "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
                 "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
@@ -100,7 +102,9 @@ LOOKBACK_REGS = {
                 "measured, and what rows of at most 2^18 steps need for 2^25 in all anyway; two rows lifted "
                 "to any total (tests/conftest.py, sanitize.sh's any_total cases) stay on the batch tile. auto's "
                 "A/B (P133, results/h200/p133-ab-2026-12-01-18.txt): 1024 x 262144 0.918/0.916 against "
-                "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867")),
+                "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867. Runs of 4 staged chunks "
+                f"(lookback.cu's RUN_CHUNKS), {_P140}: 512 x 262144 0.929/0.928 against 0.902/0.901 without, "
+                "0.925/0.923 with runs of 2")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
@@ -135,7 +139,7 @@ LOOKBACK_REGS = {
                       "against 0.825/0.822; 16 and 32 sequences and one sequence within the rounds' spread",
         },
         "long": {
-            **_LONG_TILE_SM90, "from_total_steps": 1 << 21,
+            **_LONG_TILE_SM90, "run_chunks": 2, "from_total_steps": 1 << 21,
             "source": "sweep.py on an H200, 2026-11-30, after P38 (profiling/results/h200/p42-sweep-2026-11-30.txt; "
                       "sweep-p42-s1-2026-11-30.json, sweep-p42-s64-2026-11-30.json): fastest at 2^21-2^24 of 5 "
                       "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "
@@ -145,7 +149,11 @@ LOOKBACK_REGS = {
                       f"polls: with atomic ones ({_ATOMIC_POLLS_SM90}, two rounds) 2^22 ran 0.676/0.677 against "
                       "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740; "
                       "in a sweep after it (sweep-atomic-long-2026-11-30.txt) 2^21-2^23 0.375/0.691/0.668 against "
-                      "0.367/0.675/0.662, 64 x 65536 0.747 against 0.729",
+                      "0.367/0.675/0.662, 64 x 65536 0.747 against 0.729. Runs of 2 staged chunks (lookback.cu's "
+                      f"RUN_CHUNKS), {_P140}: 64 x 65536 0.804/0.801 against 0.738/0.739 without (runs of 4 "
+                      "0.801/0.794, of 8 0.768/0.764), 256 x 16384 0.855/0.855 against 0.739/0.736, 2^21-2^24 "
+                      "0.409/0.725/0.692/0.704 against 0.362/0.671/0.658/0.682 (runs of 4 within 1.5 %: 2^21 0.418, "
+                      "2^24 0.710; runs of 8 behind from 2^22)",
         },
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "

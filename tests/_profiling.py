@@ -22,7 +22,8 @@ def load_script(name: str):
 # protocol warp running it two-level (sm_90's long shape) and one-level (its large shape).
 TIMELINE_EXPRESSIONS = ("rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32, 0>",
                         "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 32, 1>",
-                        "rtscan::lookback_scan_timeline<352, 56, 4, 2, 1, 16, 32, 1, 1>")
+                        "rtscan::lookback_scan_timeline<352, 56, 4, 2, 1, 16, 32, 1, 1>",
+                        "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 32, 1, 0, 0, 2>")
 
 
 def assert_timeline_kernels_compile(lookback_text: str) -> None:

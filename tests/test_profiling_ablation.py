@@ -10,7 +10,7 @@ import pytest
 from _profiling import TIMELINE_EXPRESSIONS, load_script
 from rtscan import _compile
 
-LONG_SHAPE = TIMELINE_EXPRESSIONS[1]  # the shape the twins are run on (a protocol warp, two-level)
+LONG_SHAPE = TIMELINE_EXPRESSIONS[3]  # the shape the twins are run on (a protocol warp, two-level, runs)
 
 
 @pytest.fixture(scope="module")

@@ -135,7 +135,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for length, sequences in ((16384, 4096), (32768, 2048), (2**18, 2048)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
-    assert long_batch == dataclasses.replace(long, chunks_first=1)
+    assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
     for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == long_batch, (length, sequences)
     for length, sequences in ((2**18, 64), (2**17, 512), (2**18, 2048)):  # under 2^25 steps, rows of 2^17, many
