@@ -28,7 +28,8 @@
 // overlapped the copies (P38), 352 x 48 with it also won from 2^21 steps and on 64 x 65536 (P42).
 // It does not pay where the carry is known at once (rows of one tile) and cost a quarter on the
 // scalar path: those shapes keep 0 (tuning.py). With 1 and MIN_BLOCKS 2 the block also takes part
-// in claim_tile's stagger (tile_state.cuh).
+// in claim_tile's stagger (tile_state.cuh). With runs (RUN_CHUNKS below) there is no rewrite: the
+// kept prefixes leave the second pass one fma a step without it.
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +
@@ -53,13 +54,14 @@
 //   CHUNKS_FIRST   1: tickets take chunk c of every sequence before chunk c + 1 of any, even where a
 //                  sequence's steps are adjacent (seq_layout.cuh, tile_of_ticket); 0: along each
 //                  sequence in turn there
-//   RUN_CHUNKS     1: every chunk is scanned across the warp, in both passes; more (16-byte path,
-//                  with a protocol warp): the staged chunks are read back in runs of RUN_CHUNKS
-//                  chunks, RUN_CHUNKS * 4 consecutive steps a lane (indexing.cuh's run_step and
-//                  staged_vector_slot), one warp scan a run, and each lane keeps the prefixes
-//                  of its register chunks and runs in shared memory, so that the rewrite needs no
-//                  warp scan at all. One-wave launches are held by the tile's own shuffles
-//                  (profiling/NOTES.md, item 90): this trades most of them for shared memory.
+//   RUN_CHUNKS     1: every chunk is scanned across the warp, in the first pass and again in the
+//                  rewrite or the second pass; more (16-byte path, with a protocol warp): the staged
+//                  chunks are read back in runs of RUN_CHUNKS chunks, RUN_CHUNKS * 4 consecutive
+//                  steps a lane (indexing.cuh's run_step and staged_vector_slot), one warp scan a
+//                  run, and each thread keeps the prefixes of its register chunks and runs in shared
+//                  memory, from which the second pass runs each lane's steps one fma at a time: no
+//                  second warp scan and no rewrite. One-wave launches are held by the tile's own
+//                  shuffles and shared-memory traffic (profiling/NOTES.md, items 90 and 93).
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -271,29 +273,16 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
-    } else if (PROTOCOL_WARP) {
+    } else if (PROTOCOL_WARP && RUN == 1) {
         // While the protocol warp waits: each step's map becomes the map from the warp span's start
-        // through that step, where the step is held. With runs, from the kept prefixes, lane by lane.
-#pragma unroll
-        for (int r = 0; r < RUNS; ++r) {
-            Affine<float> through = kept(REGISTER_CHUNKS + r);
-#pragma unroll
-            for (int j = 0; j < RUN; ++j) {
-                Affine<float> maps[VEC];
-                run_maps(r, j, maps);
-#pragma unroll
-                for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
-                write_staged<VEC>(staged_a + run_slot(r, j), staged_b + run_slot(r, j), run_first(r, j), valid, maps);
-            }
-        }
+        // through that step, where the step is held.
         Affine<float> again_running = affine_identity<float>();
 #pragma unroll
-        for (int c = 0; c < (RUN > 1 ? REGISTER_CHUNKS : CHUNKS); ++c) {
+        for (int c = 0; c < CHUNKS; ++c) {
             Affine<float> maps[VEC];
             chunk_maps(c, maps);
-            Affine<float> through = RUN > 1          ? kept(c)
-                                    : KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0]
-                                                    : chunk_prefix(maps, again_running);
+            Affine<float> through =
+                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
 #pragma unroll
             for (int v = 0; v < VEC; ++v) maps[v] = through = compose(maps[v], through);
             if (c < REGISTER_CHUNKS) {
@@ -309,29 +298,57 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     if (!holds_steps) return;
 
     // The state at the start of this warp's span (from the warp prefix map), then each step's
-    // state: with a protocol warp, its rewritten map applied to that state; without, the state at
-    // the start of each lane's chunk (from its prefix map), then that lane's VEC steps one fma at
-    // a time. Across lanes and warps the maps are composed products of a's, not the sequential
-    // order: that is where float32 rounding, overflow and Inf * 0 can differ from the reference.
+    // state: with the rewrite (a protocol warp, no runs), its rewritten map applied to that state;
+    // otherwise the state at the start of each lane's chunk or run (from its prefix map), then that
+    // lane's steps one fma at a time. Across lanes and warps the maps are composed products of a's,
+    // not the sequential order: that is where float32 rounding, overflow and Inf * 0 can differ
+    // from the reference.
     const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
     Affine<float> again_running = affine_identity<float>();
 #pragma unroll
-    for (int c = 0; c < CHUNKS; ++c) {
+    for (int c = 0; c < (RUN > 1 ? REGISTER_CHUNKS : CHUNKS); ++c) {
         Affine<float> maps[VEC];
         chunk_maps(c, maps);
         float states[VEC];
-        if (PROTOCOL_WARP) {
+        if (PROTOCOL_WARP && RUN == 1) {
 #pragma unroll
             for (int v = 0; v < VEC; ++v) states[v] = apply(maps[v], warp_start_state);
         } else {
-            const Affine<float> prefix =
-                KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0] : chunk_prefix(maps, again_running);
+            const Affine<float> prefix = RUN > 1          ? kept(c)
+                                         : KEEP_PREFIXES ? lane_prefix[KEEP_PREFIXES ? c : 0]
+                                                         : chunk_prefix(maps, again_running);
             float state = apply(prefix, warp_start_state);
 #pragma unroll
             for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
         }
         store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states,
                          head);
+    }
+    // Runs: each lane's steps of a run from its kept prefix, one fma at a time. The states are in
+    // the run's order, lane by lane; stored from there, a warp's 16-byte stores would each cover
+    // twice the lines, half of each sector, and ran a fifth slower (profiling/NOTES.md, item 93).
+    // So they go through the
+    // run's own a slots, which no other lane reads any more, and out a chunk at a time.
+#pragma unroll
+    for (int r = 0; r < RUNS; ++r) {
+        float state = apply(kept(REGISTER_CHUNKS + r), warp_start_state);
+#pragma unroll
+        for (int j = 0; j < RUN; ++j) {
+            Affine<float> maps[VEC];
+            run_maps(r, j, maps);
+            float states[VEC];
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+            write_states<VEC>(staged_a + run_slot(r, j), states);
+        }
+        __syncwarp();  // the chunks below were written by other lanes of the warp
+#pragma unroll
+        for (int c = REGISTER_CHUNKS + r * RUN; c < REGISTER_CHUNKS + (r + 1) * RUN; ++c) {
+            float states[VEC];
+            read_states<VEC>(staged_a + staged_slot(c), states);
+            store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                             states, head);
+        }
     }
 }
 

@@ -84,4 +84,29 @@ __device__ __forceinline__ void write_staged(float* slot_a, float* slot_b, int f
     }
 }
 
+// One lane's VEC states into a slot of its staged a, and back (lookback.cu's runs: states computed
+// lane by lane leave in chunk order). Every state is written: a step past `valid` is never stored.
+template <int VEC>
+__device__ __forceinline__ void write_states(float* slot, const float (&states)[VEC]) {
+    if (VEC == 4) {
+        *reinterpret_cast<float4*>(slot) = make_float4(states[0], states[1 % VEC], states[2 % VEC], states[3 % VEC]);
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) slot[v] = states[v];
+    }
+}
+
+template <int VEC>
+__device__ __forceinline__ void read_states(const float* slot, float (&states)[VEC]) {
+    if (VEC == 4) {
+        const float4 s4 = *reinterpret_cast<const float4*>(slot);
+        const float unpacked[4] = {s4.x, s4.y, s4.z, s4.w};
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) states[v] = unpacked[v];
+    } else {
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) states[v] = slot[v];
+    }
+}
+
 }  // namespace rtscan

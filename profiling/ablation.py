@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # timeline.py beside this script
 import timeline  # noqa: E402
 
 # (anchor in the instrumented lookback.cu, its replacement): each anchor must occur exactly once.
-_NO_REWRITE = ("    } else if (PROTOCOL_WARP) {", "    } else if (PROTOCOL_WARP && tile < 0) {")
+_NO_REWRITE = ("    } else if (PROTOCOL_WARP && RUN == 1) {", "    } else if (PROTOCOL_WARP && RUN == 1 && tile < 0) {")
 _NO_FIRST_SCAN = ("            const Affine<float> prefix = chunk_prefix(maps, warp_running);",
                   "            const Affine<float> prefix = maps[0];\n"
                   "            warp_running = compose(maps[VEC - 1], warp_running);")

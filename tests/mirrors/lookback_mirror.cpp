@@ -20,10 +20,12 @@ Map exclusive_of(const Map (&inclusive)[WARP], int lane) {
     return lane == 0 ? affine_identity<float>() : inclusive[lane - 1];
 }
 
-// PROTOCOL_WARP: the kernel's finish with a protocol warp (lookback.cu): each step's map is composed
-// onto its lane's prefix of the piece during the wait, then applied to the warp's start state.
-// A piece is what the warp scans at once: a chunk, or with RUN > 1 (lookback.cu's RUN_CHUNKS) each
-// of the REGISTER_CHUNKS register chunks and then each run of RUN staged chunks, read lane by lane.
+// PROTOCOL_WARP: the kernel's finish with a protocol warp and no runs (lookback.cu): each step's map
+// is composed onto its lane's prefix of the piece during the wait, then applied to the warp's start
+// state; otherwise the prefix is applied to that state and then each step of the lane's piece, one
+// at a time. A piece is what the warp scans at once: a chunk, or with RUN > 1 (lookback.cu's
+// RUN_CHUNKS) each of the REGISTER_CHUNKS register chunks and then each run of RUN staged chunks,
+// read lane by lane.
 template <int BLOCK_THREADS, int ITEMS, int VEC, int DEPTH, int LANES = WARP, int SEGMENT = rtscan::SEGMENT_TILES,
           bool PROTOCOL_WARP = false, bool CHUNKS_FIRST = false, int RUN = 1, int REGISTER_CHUNKS = 0>
 void mirror_scan(const float* a, const float* b, float* out, const float* h0, const rtscan::SeqLayout& layout,
@@ -85,7 +87,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
                         for (int v = 0; v < VEC; ++v) {
                             const int step = firsts[j] + v;
                             if (step >= steps.valid) continue;
-                            if (PROTOCOL_WARP) {
+                            if (PROTOCOL_WARP && RUN == 1) {
                                 through = compose(steps.map(step), through);
                                 state = apply(through, warp_start_state);
                             } else {
