@@ -98,9 +98,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     constexpr int RUN = RUN_CHUNKS;
     constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
-    static_assert(RUN == 1 || (VEC == 4 && PROTOCOL_WARP == 1 && RUNS * RUN == CHUNKS - REGISTER_CHUNKS &&
-                               1 <= RUNS && RUNS <= STAGE_GROUPS && RUN <= 8),
-                  "runs: 16-byte steps with a protocol warp, the staged chunks in one to four runs of at most 8");
+    static_assert(RUN == 1 || (VEC == 4 && RUNS * RUN == CHUNKS - REGISTER_CHUNKS && 1 <= RUNS &&
+                               RUNS <= STAGE_GROUPS && (RUN == 2 || RUN == 4 || RUN == 8)),
+                  "runs: 16-byte steps, the staged chunks in one to four runs of 2, 4 or 8 (staged_vector_slot)");
     // With runs, each thread's prefixes of its register chunks and runs, beside the staged steps.
     constexpr int KEPT_PREFIXES = RUN > 1 ? REGISTER_CHUNKS + RUNS : 0;
     static_assert(2 * STAGED_TILE * sizeof(float) + KEPT_PREFIXES * BLOCK_THREADS * sizeof(Affine<float>) <=
