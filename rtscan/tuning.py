@@ -21,7 +21,10 @@ from .errors import UnsupportedError
 #            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
 #            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a
 #            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
-#   "many":  optional, tried first: as "batch" below, from more sequences, where the memory's
+#   "one_tile": optional, tried first: batches whose rows fit one of its tiles (from 15/16 of it:
+#            registry.fills_a_tile), whose tiles then need no look-back at all (sm_90: the long
+#            tile with runs, which beats the batch tiles there);
+#   "many":  optional, tried next: as "batch" below, from more sequences, where the memory's
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps);
@@ -68,6 +71,15 @@ LOOKBACK_REGS = {
                                           "bytes there (ptxas 13.0, tests/test_mirrors.py)"),
     },
     ("sm_90", "float32"): {
+        "one_tile": dict(
+            _LONG_TILE_SM90, run_chunks=2, from_sequences=2, to_length=352 * 48, from_total_steps=1 << 21, source=(
+                "the long tile with runs of 2 against the batch tiles on rows of 16384 steps: sweep.py on an "
+                "H200, 2026-12-01 (P145, profiling/results/h200/p145-sweep-2026-12-01-20.txt): 512 x 16384 "
+                "0.851 against 0.779 (short_batch's tile), 1024 x 16384 0.910 against 0.820 and 0.821 (many's "
+                "tile), 4096 x 16384 1.018 against 0.897 (many's). From 2^21 steps in all, as the long shape; "
+                "rows one element past a 16-byte boundary fit it too (16385 steps from the boundary), where "
+                "short_batch took five short tiles a row (1024 x 16384 0.54, "
+                "results/h200/misaligned-2026-12-01-20.txt)")),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "

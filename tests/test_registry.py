@@ -124,15 +124,15 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
     assert batch.chunks_first == large.chunks_first == 1 and long.chunks_first == 0  # large: P130
-    for length, sequences in ((65536, 512), (32768, 1024), (2**18, 64), (2**18, 32), (16384, 2047), (131072, 129)):
+    for length, sequences in ((65536, 512), (32768, 1024), (2**18, 64), (2**18, 32), (32768, 1023), (131072, 129)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
-    for length, sequences in ((65536, 256), (65536, 128), (131072, 64), (131072, 128), (16384, 1024), (4096, 3000)):
+    for length, sequences in ((65536, 256), (65536, 128), (131072, 64), (131072, 128), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
-    for length, sequences in ((16384, 4096), (32768, 2048), (2**18, 2048)):
+    for length, sequences in ((8192, 4096), (32768, 2048), (2**18, 2048)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
     assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
@@ -146,6 +146,21 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
     assert {batch, many, short_batch, long_batch} <= set(variant.launch_shapes("sm_90", "float32"))  # at import
+
+
+def test_rows_of_one_long_tile_take_it_in_any_batch():
+    """sm_90's one_tile kind (P145): batches whose rows fill one long tile (15/16 of it to all of
+    it) take the long tile with runs, whatever the batch shapes' bounds, from 2^21 steps in all;
+    rows one element past a 16-byte boundary too (the head counts: scan.py passes length + head)."""
+    variant = registry.resolve("auto")
+    entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
+    one_tile, long = (registry.entry_shape(entry[kind], 4) for kind in ("one_tile", "long"))
+    assert one_tile == long and one_tile.run_chunks == 2
+    for length, sequences in ((16384, 128), (16384, 512), (16384, 1024), (16384, 4096), (16385, 1024), (16896, 2048),
+                              (15840, 600)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == one_tile, (length, sequences)
+    for length, sequences in ((16897, 1024), (15839, 1024), (16384, 64)):  # two tiles, too short, under 2^21 steps
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != one_tile, (length, sequences)
 
 
 def test_every_tuning_entry_cites_its_source():
