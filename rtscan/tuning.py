@@ -79,7 +79,9 @@ LOOKBACK_REGS = {
                 "tile), 4096 x 16384 1.018 against 0.897 (many's). From 2^21 steps in all, as the long shape; "
                 "rows one element past a 16-byte boundary fit it too (16385 steps from the boundary), where "
                 "short_batch took five short tiles a row (1024 x 16384 0.54, "
-                "results/h200/misaligned-2026-12-01-20.txt)")),
+                "results/h200/misaligned-2026-12-01-20.txt). auto's A/B, two rounds (results/h200/"
+                "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
+                "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
