@@ -18,7 +18,8 @@
 // and 64 x 65536 6 %, profiling/results/h200/p38-ab-2026-11-30b.txt).
 //
 // Who runs the look-back (PROTOCOL_WARP). With 0, warp 0 holds steps and runs it, and the second
-// pass recomputes each chunk's warp scan after the carry is known. With 1, the block has one more
+// pass uses the lane prefixes the first pass kept in registers, or recomputes each chunk's warp
+// scan after the carry is known where registers hold steps. With 1, the block has one more
 // warp, which holds no steps and runs the look-back; meanwhile the data warps rewrite each step's
 // map, in place, as the map from their warp span's start through that step, so that once the
 // carry is known a step is one fma and a store. None of that rewriting needs the carry, and it
@@ -26,10 +27,11 @@
 // mostly freed registers for a larger tile: 352 x 56 with it ran 2^28 at 0.75-0.77 of copy against
 // 0.70 (P35, P36; profiling/results/h200/bench-2026-11-30m.txt and -n.txt). Once the first pass
 // overlapped the copies (P38), 352 x 48 with it also won from 2^21 steps and on 64 x 65536 (P42).
-// It does not pay where the carry is known at once (rows of one tile) and cost a quarter on the
-// scalar path: those shapes keep 0 (tuning.py). With 1 and MIN_BLOCKS 2 the block also takes part
-// in claim_tile's stagger (tile_state.cuh). With runs (RUN_CHUNKS below) there is no rewrite: the
-// kept prefixes leave the second pass one fma a step without it.
+// The rewrite did not pay where the carry is known at once (rows of one tile) and cost a quarter
+// on the scalar path: the short and batch shapes keep 0 (tuning.py). With 1 and MIN_BLOCKS 2 the
+// block also takes part in claim_tile's stagger (tile_state.cuh). With runs (RUN_CHUNKS below)
+// there is no rewrite: the kept prefixes leave the second pass one fma a step without it, and
+// the long tile with runs is also the fastest for rows of one tile (P145).
 //
 // Template parameters (chosen per architecture in rtscan/tuning.py):
 //   BLOCK_THREADS  threads holding steps, a multiple of 32; the block launches BLOCK_THREADS +
@@ -54,8 +56,9 @@
 //   CHUNKS_FIRST   1: tickets take chunk c of every sequence before chunk c + 1 of any, even where a
 //                  sequence's steps are adjacent (seq_layout.cuh, tile_of_ticket); 0: along each
 //                  sequence in turn there
-//   RUN_CHUNKS     1: every chunk is scanned across the warp, in the first pass and again in the
-//                  rewrite or the second pass; more (16-byte path, with a protocol warp): the staged
+//   RUN_CHUNKS     1: every chunk is scanned across the warp, in the first pass and, where
+//                  registers hold steps, again in the rewrite or the second pass; 2, 4 or 8
+//                  (16-byte path, with a protocol warp and register chunks): the staged
 //                  chunks are read back in runs of RUN_CHUNKS chunks, RUN_CHUNKS * 4 consecutive
 //                  steps a lane (indexing.cuh's run_step and staged_vector_slot), one warp scan a
 //                  run, and each thread keeps the prefixes of its register chunks and runs in shared
@@ -98,9 +101,13 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     constexpr int RUN = RUN_CHUNKS;
     constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
-    static_assert(RUN == 1 || (VEC == 4 && RUNS * RUN == CHUNKS - REGISTER_CHUNKS && 1 <= RUNS &&
-                               RUNS <= STAGE_GROUPS && (RUN == 2 || RUN == 4 || RUN == 8)),
-                  "runs: 16-byte steps, the staged chunks in one to four runs of 2, 4 or 8 (staged_vector_slot)");
+    // Runs are measured (and mirrored) only with a protocol warp and register chunks, which also
+    // keep the head (below) out of them: without either they gained nothing (P143).
+    static_assert(RUN == 1 || (VEC == 4 && PROTOCOL_WARP == 1 && REGISTER_CHUNKS > 0 &&
+                               RUNS * RUN == CHUNKS - REGISTER_CHUNKS && 1 <= RUNS && RUNS <= STAGE_GROUPS &&
+                               (RUN == 2 || RUN == 4 || RUN == 8)),
+                  "runs: 16-byte steps, a protocol warp, register chunks, and the staged chunks in one to "
+                  "four runs of 2, 4 or 8 (staged_vector_slot)");
     // With runs, each thread's prefixes of its register chunks and runs, beside the staged steps.
     constexpr int KEPT_PREFIXES = RUN > 1 ? REGISTER_CHUNKS + RUNS : 0;
     static_assert(2 * STAGED_TILE * sizeof(float) + KEPT_PREFIXES * BLOCK_THREADS * sizeof(Affine<float>) <=
@@ -144,7 +151,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     auto staged_slot = [&](int c) {
         return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));
     };
-    auto run_first = [&](int r, int j) { return run_step<VEC, RUN>(warp_first, REGISTER_CHUNKS + r * RUN, int(lane), j); };
+    auto run_first = [&](int r, int j) {
+        return run_step<VEC, RUN>(warp_first, REGISTER_CHUNKS + r * RUN, int(lane), j);
+    };
     auto run_slot = [&](int r, int j) {
         return staged_first + VEC * staged_vector_slot<RUN>((r * WARP_SIZE + int(lane)) * RUN + j);
     };
@@ -160,9 +169,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // Steps before the sequence's first (seq_layout.cuh's head; 16-byte path only) were loaded with
     // the first vector: the 16 bytes holding step 0, inside the allocation holding it, since
     // allocations start 16-byte aligned. They are not the caller's: every read here makes them
-    // the identity. Only lane 0 of warp 0 holds them, in chunk 0 (head < VEC), so the maps the
-    // second pass rewrites from the warp span's start stay the identity there too, and the final
-    // store skips them.
+    // the identity. Only lane 0 of warp 0 holds them, in chunk 0 (head < VEC; a register chunk
+    // wherever there are runs), so the maps the rewrite composes from the warp span's start stay
+    // the identity there too, and the final store skips them.
     const int head = VEC == 4 && chunk == 0 && warp == 0 && lane == 0 ? int(layout.head) : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
@@ -178,14 +187,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
                 if (v < head) maps[v] = affine_identity<float>();
         }
     };
-    // Lane l's maps of vector j of run r (steps past the sequence's end and the head are identities).
+    // Lane l's maps of vector j of run r (steps past the sequence's end are identities).
     auto run_maps = [&](int r, int j, Affine<float> (&maps)[VEC]) {
         read_staged<VEC>(staged_a + run_slot(r, j), staged_b + run_slot(r, j), run_first(r, j), valid, maps);
-        if (REGISTER_CHUNKS == 0 && r == 0 && j == 0 && head > 0) {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v)
-                if (v < head) maps[v] = affine_identity<float>();
-        }
     };
     // One piece (a chunk or a run) of the warp's running scan: `lane_map`, this lane's steps of it
     // composed serially, scanned across the warp; returns the map from the warp span's start to just
@@ -205,9 +209,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // With runs, kept prefix k of this thread: its register chunk k, then its run k - REGISTER_CHUNKS.
     auto kept = [&](int k) -> Affine<float>& { return kept_prefix[k * BLOCK_THREADS + int(threadIdx.x)]; };
 
-    // The lane prefixes are kept for the second pass when registers are free (in shared memory with
-    // runs); when registers hold steps, the second pass computes them again (the same operations,
-    // so the same bits).
+    // The lane prefixes are kept for the second pass: in registers when no steps are held there, in
+    // shared memory with runs (kept, above). Otherwise the second pass or the rewrite computes them
+    // again (the same operations, so the same bits).
     constexpr bool KEEP_PREFIXES = REGISTER_CHUNKS == 0 && RUN == 1;
     Affine<float> lane_prefix[KEEP_PREFIXES ? CHUNKS : 1];
     if (holds_steps) {
@@ -327,27 +331,29 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // Runs: each lane's steps of a run from its kept prefix, one fma at a time. The states are in
     // the run's order, lane by lane; stored from there, a warp's 16-byte stores would each cover
     // twice the lines, half of each sector, and ran a fifth slower (profiling/NOTES.md, item 93).
-    // So they go through the
-    // run's own a slots, which no other lane reads any more, and out a chunk at a time.
+    // So they go through the run's own a slots, which no other lane reads any more, and out a chunk
+    // at a time.
+    if constexpr (RUN > 1) {  // (VEC is 4 here: the states' helpers move 16 bytes)
 #pragma unroll
-    for (int r = 0; r < RUNS; ++r) {
-        float state = apply(kept(REGISTER_CHUNKS + r), warp_start_state);
+        for (int r = 0; r < RUNS; ++r) {
+            float state = apply(kept(REGISTER_CHUNKS + r), warp_start_state);
 #pragma unroll
-        for (int j = 0; j < RUN; ++j) {
-            Affine<float> maps[VEC];
-            run_maps(r, j, maps);
-            float states[VEC];
+            for (int j = 0; j < RUN; ++j) {
+                Affine<float> maps[VEC];
+                run_maps(r, j, maps);
+                float states[VEC];
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
-            write_states<VEC>(staged_a + run_slot(r, j), states);
-        }
-        __syncwarp();  // the chunks below were written by other lanes of the warp
+                for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
+                write_states(staged_a + run_slot(r, j), states);
+            }
+            __syncwarp();  // the chunks below were written by other lanes of the warp
 #pragma unroll
-        for (int c = REGISTER_CHUNKS + r * RUN; c < REGISTER_CHUNKS + (r + 1) * RUN; ++c) {
-            float states[VEC];
-            read_states<VEC>(staged_a + staged_slot(c), states);
-            store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
-                             states, head);
+            for (int c = REGISTER_CHUNKS + r * RUN; c < REGISTER_CHUNKS + (r + 1) * RUN; ++c) {
+                float states[VEC];
+                read_states(staged_a + staged_slot(c), states);
+                store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                                 states, head);
+            }
         }
     }
 }

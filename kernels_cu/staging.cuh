@@ -1,6 +1,7 @@
 // Staging a tile's steps in shared memory with asynchronous copies (cp.async), for lookback.cu,
-// which keeps most of a tile there. Each lane copies its own slots and reads back only those, so
-// a lane's cp.async.wait is all the ordering needed.
+// which keeps most of a tile there. Without runs each lane copies its own slots and reads back
+// only those, so a lane's cp.async.wait is all the ordering needed; lookback.cu's runs read slots
+// other lanes of the warp copied, after their waits and a warp barrier.
 #pragma once
 
 #include "affine.cuh"
@@ -84,29 +85,16 @@ __device__ __forceinline__ void write_staged(float* slot_a, float* slot_b, int f
     }
 }
 
-// One lane's VEC states into a slot of its staged a, and back (lookback.cu's runs: states computed
-// lane by lane leave in chunk order). Every state is written: a step past `valid` is never stored.
-template <int VEC>
-__device__ __forceinline__ void write_states(float* slot, const float (&states)[VEC]) {
-    if (VEC == 4) {
-        *reinterpret_cast<float4*>(slot) = make_float4(states[0], states[1 % VEC], states[2 % VEC], states[3 % VEC]);
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) slot[v] = states[v];
-    }
+// One lane's 4 states into a slot of its staged a, and back (lookback.cu's runs, 16-byte path
+// only: states computed lane by lane leave in chunk order). Every state is written: a step past
+// `valid` is never stored.
+__device__ __forceinline__ void write_states(float* slot, const float (&states)[4]) {
+    *reinterpret_cast<float4*>(slot) = make_float4(states[0], states[1], states[2], states[3]);
 }
 
-template <int VEC>
-__device__ __forceinline__ void read_states(const float* slot, float (&states)[VEC]) {
-    if (VEC == 4) {
-        const float4 s4 = *reinterpret_cast<const float4*>(slot);
-        const float unpacked[4] = {s4.x, s4.y, s4.z, s4.w};
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) states[v] = unpacked[v];
-    } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) states[v] = slot[v];
-    }
+__device__ __forceinline__ void read_states(const float* slot, float (&states)[4]) {
+    const float4 s4 = *reinterpret_cast<const float4*>(slot);
+    states[0] = s4.x; states[1] = s4.y; states[2] = s4.z; states[3] = s4.w;
 }
 
 }  // namespace rtscan

@@ -3,12 +3,14 @@ lookback.cu with one part removed, and each twin's span (first block's entry to 
 
 The twins compute wrong results and are for timing only:
   norewrite    the data warps skip the rewrite they do while the protocol warp waits (each step's
-               map from its warp span's start), so the second pass applies the unrewritten maps
+               map from its warp span's start), so the second pass applies the unrewritten maps;
+               only for shapes without runs (RUN_CHUNKS 1), which alone have a rewrite
   nofirstscan  the first pass composes each chunk's (and each run's) maps without the warp scan
   nocarry      the protocol warp takes a carry of 0 without the look-back (no tile waits, none
                publishes)
-  all          the three together
-against `base`, the instrumented kernel as it is. NOTES 90 holds what the first run found.
+  all          all of these together
+against `base`, the instrumented kernel as it is. NOTES 90 holds what the first run found, NOTES
+94 what the run on the long shape with runs found.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/ablation.py [--shape 352x48r16b2d1p1u2] [--log2 22] [--sequences 64,256,1]
@@ -36,6 +38,14 @@ _NO_RUN_SCAN = ("            kept(REGISTER_CHUNKS + r) = lane_prefix_of(lane_map
 _NO_CARRY = ("        const float carry = tile_carry<", "        const float carry = tile >= 0 ? 0.0f : tile_carry<")
 TWINS = {"base": (), "norewrite": (_NO_REWRITE,), "nofirstscan": (_NO_FIRST_SCAN, _NO_RUN_SCAN),
          "nocarry": (_NO_CARRY,), "all": (_NO_REWRITE, _NO_FIRST_SCAN, _NO_RUN_SCAN, _NO_CARRY)}
+def twins_for(shape_text: str) -> dict:
+    """The twins that remove something from `shape_text`'s kernel: with runs it has no rewrite."""
+    if timeline.parse_shape(shape_text).get("run_chunks", 1) == 1:
+        return TWINS
+    return {name: tuple(edit for edit in edits if edit is not _NO_REWRITE)
+            for name, edits in TWINS.items() if name != "norewrite"}
+
+
 CAPTURES = 5  # launches' spans a twin and shape; the median is printed
 
 
@@ -67,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"ablation twins of {args.shape} at 2^{args.log2} steps; span and phase medians (us), "
           f"median of {CAPTURES} launches")
-    for twin in TWINS:
+    for twin in twins_for(args.shape):
         for sequences in (int(s) for s in args.sequences.split(",")):
             measured = [spans(timeline.capture(args.shape, args.log2, instrument=instrument(twin),
                                                sequences=sequences)[0]) for _ in range(CAPTURES)]

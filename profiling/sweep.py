@@ -19,14 +19,14 @@ Usage, from a source checkout:
 (the second times 64 sequences of 65536 steps, issue 4's batched shape)
     PYTHONPATH=. python3 profiling/sweep.py --variant blelloch --shapes 256x8,512x8 --log2 24,28
 A shape is BLOCKxITEMS, then optionally rREGISTER_ITEMS, bMIN_BLOCKS, dLOOKBACK_DEPTH,
-sSEGMENT_TILES, p1, a1, c1 and uRUN_CHUNKS (defaults r0, b3, d1, the variant's own segment, no
+sSEGMENT_TILES, p1, a1, c1 and u2/u4/u8 (defaults r0, b3, d1, the variant's own segment, no
 protocol warp, polls by strong loads, tickets along each sequence, no runs; the look-back walk is
 the variant's own). With p1 a block has one more warp, which runs the look-back
 (kernels_cu/lookback.cu); BLOCK counts the threads that hold steps; a1 polls by atomics; c1 takes
 chunk c of every sequence before chunk c + 1 (the batch shape's order, kernels_cu/seq_layout.cuh);
-u2, u4 or u8 reads the staged chunks back in runs of that many (lookback.cu's RUN_CHUNKS). A shape that sets a field the
-variant's kernel template does not take (items for hillis_steele, p1 for all but the look-back
-variants) to anything but its tuned value is refused.
+uN reads the staged chunks back in runs of N (lookback.cu's RUN_CHUNKS: with p1 and rN > 0). A
+shape that sets a field the variant's kernel template does not take (items for hillis_steele, p1
+for all but the look-back variants) to anything but its tuned value is refused.
 """
 
 from __future__ import annotations
@@ -43,11 +43,11 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_SHAPES = "256x16,256x32,384x44r12b2,352x48r16b2p1,352x52r16b2p1,352x56r16b2p1"
+DEFAULT_SHAPES = "256x16,256x32,384x44r12b2,352x48r16b2p1,352x48r16b2p1u2,352x52r16b2p1,352x56r16b2p1"
 DEFAULT_LOG2 = "20,22,24,26,28"
 CHECK_STEPS = 1 << 20  # the prefix checked against the float64 reference
 DRIFT_LIMIT = 0.03
-_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?(p1)?(a1)?(c1)?(?:u(\d+))?$")
+_SHAPE = re.compile(r"^(\d+)x(\d+)(?:r(\d+))?(?:b(\d+))?(?:d(\d+))?(?:s(\d+))?(p1)?(a1)?(c1)?(?:u([248]))?$")
 
 
 def parse_shape(text: str, variant_entry: dict | None = None) -> dict:
@@ -90,7 +90,8 @@ def format_shape(entry: dict) -> str:
     chunks_first = "c1" if entry.get("chunks_first", 0) else ""
     run = f"u{entry['run_chunks']}" if entry.get("run_chunks", 1) > 1 else ""
     return (f"{entry['block_threads']}x{entry['items']}r{entry['register_items']}"
-            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}{protocol_warp}{atomic_polls}{chunks_first}{run}")
+            f"b{entry['min_blocks']}d{entry['lookback_depth']}{segment}{protocol_warp}{atomic_polls}{chunks_first}"
+            f"{run}")
 
 
 def gpu_folder(device_name: str) -> str:
@@ -235,7 +236,8 @@ def write(result: dict, folder: Path) -> list[Path]:
     with paths[1].open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["variant", "block_threads", "items", "register_items", "min_blocks", "lookback_depth",
-                         "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks", "sequences", "log2", "scan_us", "copy_us",
+                         "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks", "sequences",
+                         "log2", "scan_us", "copy_us",
                          "ratio", "usable"])
         for row in result["rows"]:
             for log2, micro in row.get("scan_us", {}).items():

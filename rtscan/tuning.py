@@ -72,6 +72,8 @@ LOOKBACK_REGS = {
     },
     ("sm_90", "float32"): {
         "one_tile": dict(
+            # from_sequences 2: a single row of one tile is under 2^21 steps anyway, and stays off this
+            # kind where the tests lift from_total_steps (conftest.py)
             _LONG_TILE_SM90, run_chunks=2, from_sequences=2, to_length=352 * 48, from_total_steps=1 << 21, source=(
                 "the long tile with runs of 2 against the batch tiles on rows of 16384 steps: sweep.py on an "
                 "H200, 2026-12-01 (P145, profiling/results/h200/p145-sweep-2026-12-01-20.txt): 512 x 16384 "
@@ -102,7 +104,8 @@ LOOKBACK_REGS = {
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
         "long_batch": dict(
-            _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1, to_length=1 << 18,
+            _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
+            to_length=1 << 18,
             from_total_steps=1 << 25, source=(
                 "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
                 "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "

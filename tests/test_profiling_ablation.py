@@ -11,6 +11,7 @@ from _profiling import TIMELINE_EXPRESSIONS, load_script
 from rtscan import _compile
 
 LONG_SHAPE = TIMELINE_EXPRESSIONS[3]  # the shape the twins are run on (a protocol warp, two-level, runs)
+NO_RUNS_SHAPE = TIMELINE_EXPRESSIONS[1]  # the same without runs: the one with a rewrite to remove
 
 
 @pytest.fixture(scope="module")
@@ -18,14 +19,22 @@ def ablation():
     return load_script("ablation")
 
 
-@pytest.mark.parametrize("twin", ["norewrite", "nofirstscan", "nocarry", "all"])
-def test_twin_compiles(ablation, twin):
+@pytest.mark.parametrize("twin,expression", [("norewrite", NO_RUNS_SHAPE), ("nofirstscan", LONG_SHAPE),
+                                             ("nocarry", LONG_SHAPE), ("all", LONG_SHAPE), ("all", NO_RUNS_SHAPE)])
+def test_twin_compiles(ablation, twin, expression):
     original = (_compile.kernels_dir() / "lookback.cu").read_text()
     text = ablation.instrument(twin)(original)
     assert text != ablation.instrument("base")(original)
-    module = _compile.nvrtc_compile("lookback.cu", (LONG_SHAPE,), _compile.CompileOptions(arch="sm_90"),
+    module = _compile.nvrtc_compile("lookback.cu", (expression,), _compile.CompileOptions(arch="sm_90"),
                                     text=text.encode())
-    assert module.cubin and module.lowered_names[LONG_SHAPE].startswith("_Z")
+    assert module.cubin and module.lowered_names[expression].startswith("_Z")
+
+
+def test_shapes_with_runs_have_no_rewrite_to_remove(ablation):
+    assert set(ablation.twins_for("352x48r16b2d1p1")) == set(ablation.TWINS)
+    with_runs = ablation.twins_for("352x48r16b2d1p1u2")
+    assert "norewrite" not in with_runs and ablation._NO_REWRITE not in with_runs["all"]
+    assert with_runs["nocarry"] == ablation.TWINS["nocarry"]
 
 
 def test_spans_of_known_stamps(ablation):

@@ -31,7 +31,7 @@ def test_parse_shape(sweep):
     assert sweep.parse_shape("128x32b6d2") == {"block_threads": 128, "items": 32, "register_items": 0,
                                                "min_blocks": 6, "lookback_depth": 2, **protocol}
     for bad in ("256", "256x", "x48", "256x48q2", "256*48", "256x48p2", "256x48p1s8", "256x48a2", "256x48a1p1",
-                "256x48c2", "256x48c1a1", "256x48u", "256x48u2c1"):
+                "256x48c2", "256x48c1a1", "256x48u", "256x48u2c1", "256x48u3"):
         with pytest.raises(ValueError, match="shape must look like"):
             sweep.parse_shape(bad)
 

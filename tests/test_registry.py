@@ -156,8 +156,7 @@ def test_rows_of_one_long_tile_take_it_in_any_batch():
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     one_tile, long = (registry.entry_shape(entry[kind], 4) for kind in ("one_tile", "long"))
     assert one_tile == long and one_tile.run_chunks == 2
-    for length, sequences in ((16384, 128), (16384, 512), (16384, 1024), (16384, 4096), (16385, 1024), (16896, 2048),
-                              (15840, 600)):
+    for length, sequences in ((16384, 512), (16384, 1024), (16384, 4096), (16385, 1024), (16896, 2048), (15840, 600)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == one_tile, (length, sequences)
     for length, sequences in ((16897, 1024), (15839, 1024), (16384, 64)):  # two tiles, too short, under 2^21 steps
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != one_tile, (length, sequences)
