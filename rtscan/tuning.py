@@ -74,7 +74,8 @@ LOOKBACK_REGS = {
         "one_tile": dict(
             # from_sequences 2: a single row of one tile is under 2^21 steps anyway, and stays off this
             # kind where the tests lift from_total_steps (conftest.py)
-            _LONG_TILE_SM90, run_chunks=2, from_sequences=2, to_length=352 * 48, from_total_steps=1 << 21, source=(
+            _LONG_TILE_SM90, run_chunks=2, from_sequences=2,
+            to_length=_LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"], from_total_steps=1 << 21, source=(
                 "the long tile with runs of 2 against the batch tiles on rows of 16384 steps: sweep.py on an "
                 "H200, 2026-12-01 (P145, profiling/results/h200/p145-sweep-2026-12-01-20.txt): 512 x 16384 "
                 "0.851 against 0.779 (short_batch's tile), 1024 x 16384 0.910 against 0.820 and 0.821 (many's "
@@ -170,7 +171,9 @@ LOOKBACK_REGS = {
                       f"RUN_CHUNKS), {_P140}: 64 x 65536 0.804/0.801 against 0.738/0.739 without (runs of 4 "
                       "0.801/0.794, of 8 0.768/0.764), 256 x 16384 0.855/0.855 against 0.739/0.736, 2^21-2^24 "
                       "0.409/0.725/0.692/0.704 against 0.362/0.671/0.658/0.682 (runs of 4 within 1.5 %: 2^21 0.418, "
-                      "2^24 0.710; runs of 8 behind from 2^22)",
+                      "2^24 0.710; runs of 8 behind from 2^22). Re-swept in the final form, without the rewrite "
+                      "(P141, profiling/results/h200/p141-sweep-2026-12-01-20.txt, one round): runs of 2 64 x 65536 "
+                      "0.828, 256 x 16384 0.914, 2^22 0.752; of 4 0.824, 0.898, 0.749; of 8 0.790, 0.846, 0.726",
         },
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
