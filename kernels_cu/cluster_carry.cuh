@@ -45,8 +45,9 @@ __device__ __forceinline__ void cluster_arrive_relaxed() {
 // acquire: the releasing arrivals' writes are visible after it.
 __device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 
-// The map at `local`'s place in the shared memory of cluster block `rank` (a weak load: phase 1's
-// release and acquire order it after the mate's write).
+// The map at `local`'s place in the shared memory of cluster block `rank`, in one 8-byte load, so
+// `local` must be 8-byte aligned (a weak load: phase 1's release and acquire order it after the
+// mate's write).
 __device__ __forceinline__ Affine<float> load_mate_map(const Affine<float>* local, unsigned rank) {
     const unsigned address = unsigned(__cvta_generic_to_shared(local));
     unsigned remote;

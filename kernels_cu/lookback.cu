@@ -128,7 +128,8 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
     __shared__ ClaimedTile shared_claim;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
     __shared__ float shared_carry;
-    __shared__ Affine<float> shared_cluster_map;  // CLUSTER: this tile's aggregate, read by later mates
+    // CLUSTER: this tile's aggregate, read by later mates in one 8-byte load (load_mate_map).
+    __shared__ __align__(8) Affine<float> shared_cluster_map;
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
