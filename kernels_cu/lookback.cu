@@ -66,7 +66,6 @@
 //                  second warp scan and no rewrite. One-wave launches are held by the tile's own
 //                  shuffles and shared-memory traffic (profiling/NOTES.md, items 90 and 93).
 #include "affine.cuh"
-#include "cluster_carry.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
 #include "staging.cuh"
@@ -79,14 +78,12 @@ namespace rtscan {
 // Copy groups a lane's staged chunks are split into (at most 4: wait_for_staged_groups' range).
 constexpr int STAGE_GROUPS = 4;
 
-// The body of both kernels below: CLUSTER 0 for lookback_scan, CLUSTER tiles a row for
-// lookback_cluster_scan.
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS, int CHUNKS_FIRST, int RUN_CHUNKS, int CLUSTER>
-__device__ __forceinline__ void scan_tile(const float* __restrict__ a, const float* __restrict__ b,
-                                          float* __restrict__ out, const float* __restrict__ h0,
-                                          const SeqLayout& layout, const TileWorkspace& ws, long long tiles_per_seq,
-                                          long long num_tiles) {
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int RUN_CHUNKS = 1>
+__global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
+lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
+              long long num_tiles) {
     static_assert(BLOCK_THREADS % 32 == 0, "whole warps");
     static_assert(PROTOCOL_WARP == 0 || PROTOCOL_WARP == 1, "at most one protocol warp");
     static_assert(BLOCK_THREADS + 32 * PROTOCOL_WARP <= 1024, "at most 1024 threads");
@@ -116,7 +113,6 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
     static_assert(2 * STAGED_TILE * sizeof(float) + KEPT_PREFIXES * BLOCK_THREADS * sizeof(Affine<float>) <=
                       MAX_DYNAMIC_SHARED_BYTES,
                   "the staged a and b fit in shared memory");
-    static_assert(CLUSTER == 0 || PROTOCOL_WARP == 1, "a cluster's carry is read by a protocol warp");
 
     // The staged part of a and b, then any kept prefixes, in dynamic shared memory: the launch
     // passes 2 * STAGED_TILE * 4 + KEPT_PREFIXES * BLOCK_THREADS * 8 bytes (registry.py's
@@ -128,8 +124,6 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
     __shared__ ClaimedTile shared_claim;
     __shared__ Affine<float> shared_warp_prefix[WARPS];
     __shared__ float shared_carry;
-    // CLUSTER: this tile's aggregate, read by later mates in one 8-byte load (load_mate_map).
-    __shared__ __align__(8) Affine<float> shared_cluster_map;
 
     const unsigned lane = threadIdx.x & 31;
     const unsigned warp = threadIdx.x >> 5;
@@ -137,10 +131,7 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    const ClaimedTile claimed = CLUSTER ? cluster_tile(layout, tiles_per_seq, shared_claim)
-                                        : claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER,
-                                                     CHUNKS_FIRST);
-    if (CLUSTER && holds_steps) cluster_arrive_relaxed();  // phase 1 (cluster_carry.cuh): nothing to publish
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
@@ -281,13 +272,11 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
         SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
-        const float carry =
-            CLUSTER ? cluster_carry<CLUSTER ? CLUSTER : 2>(h0, seq, unsigned(chunk), tile_map, shared_cluster_map)
-                    : tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
-                          ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, segment_held);
+        const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
+            ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, segment_held);
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
-        if (!CLUSTER && generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
+        if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     } else if (PROTOCOL_WARP && RUN == 1) {
         // While the protocol warp waits: each step's map becomes the map from the warp span's start
         // through that step, where the step is held.
@@ -310,10 +299,6 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
         }
     }
     __syncthreads();
-    if (CLUSTER) {  // phase 1 is complete here: this block's protocol warp waited on it for the carry
-        cluster_wait_acquire();
-        if (holds_steps) cluster_arrive_relaxed();  // phase 2: the carry is known, no mate is read
-    }
     if (!holds_steps) return;
 
     // The state at the start of this warp's span (from the warp prefix map), then each step's
@@ -371,28 +356,6 @@ __device__ __forceinline__ void scan_tile(const float* __restrict__ a, const flo
             }
         }
     }
-}
-
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int RUN_CHUNKS = 1>
-__global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
-lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
-              const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
-              long long num_tiles) {
-    scan_tile<BLOCK_THREADS, ITEMS, VEC, MIN_BLOCKS, LOOKBACK_DEPTH, REGISTER_ITEMS, WALK_LANES, SEGMENT, PROTOCOL_WARP,
-              ATOMIC_POLLS, CHUNKS_FIRST, RUN_CHUNKS, 0>(a, b, out, h0, layout, ws, tiles_per_seq, num_tiles);
-}
-
-// Rows of exactly CLUSTER tiles, each row one thread-block cluster (cluster_carry.cuh): the grid is
-// the rows times CLUSTER, and the workspace goes unused.
-template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS, int CHUNKS_FIRST, int RUN_CHUNKS, int CLUSTER>
-__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
-lookback_cluster_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
-                      const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
-                      long long num_tiles) {
-    scan_tile<BLOCK_THREADS, ITEMS, VEC, MIN_BLOCKS, LOOKBACK_DEPTH, REGISTER_ITEMS, WALK_LANES, SEGMENT, PROTOCOL_WARP,
-              ATOMIC_POLLS, CHUNKS_FIRST, RUN_CHUNKS, CLUSTER>(a, b, out, h0, layout, ws, tiles_per_seq, num_tiles);
 }
 
 }  // namespace rtscan

@@ -230,8 +230,8 @@ def prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    # Descriptors are read and written only when a sequence spans several tiles, and not by clusters.
-    descriptors = num_tiles * shape.sequences_per_tile if tiles_per_seq > 1 and not shape.cluster_tiles else 0
+    # Descriptors are read and written only when a sequence spans several tiles.
+    descriptors = num_tiles * shape.sequences_per_tile if tiles_per_seq > 1 else 0
     grids = {"tiles": num_tiles, "sequences": plan.num_seqs,
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     pass_launches = tuple((grids[kernel.grid], kernel.shape_for(shape).threads,

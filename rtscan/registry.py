@@ -27,7 +27,6 @@ class LaunchShape:
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
     sequences_per_tile: int = 1  # lanes across sequences (columns_lookback): a tile's neighbouring sequences
-    cluster_tiles: int = 0  # more: rows of exactly this many tiles, each a thread-block cluster (lookback.cu)
 
     @property
     def tile(self) -> int:
@@ -83,7 +82,7 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
 # sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
 # at most their `to_sequences`.
-SHAPE_KINDS = ("one_tile", "cluster", "many", "short_batch", "long_batch", "batch", "large", "long", "fewest", "few")
+SHAPE_KINDS = ("one_tile", "many", "short_batch", "long_batch", "batch", "large", "long", "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -149,7 +148,6 @@ class Variant:
     pass_kernels: tuple[PassKernel, ...] = ()  # multi-pass variants: every launch (the first is `template`)
     keeps_pairs: bool = False  # three_pass: every step's map waits in scratch between passes
     takes_head: bool = False   # its kernels honour SeqLayout.head (lookback.cu): misaligned rows go 16 bytes at a time
-    cluster_template: str = ""  # the kernel for shapes with cluster_tiles (lookback.cu), if any
     vector_steps: bool = True  # False: its kernels read one step at a time whatever the layout (vec always 1)
     device_traffic: str = "3 * itemsize (read a, read b, write h)"  # per element, all passes (model.py)
 
@@ -180,11 +178,7 @@ class Variant:
                 return entry_shape(fields, 1)
             if vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)
-                if shape.vec == 4 and kind == "cluster":
-                    tiles = -(-length // shape.tile)
-                    if 2 <= tiles <= fields["cluster_tiles"]:
-                        return dataclasses.replace(shape, cluster_tiles=tiles)
-                elif shape.vec == 4:
+                if shape.vec == 4:
                     return shape
         return entry_shape(entry["short"], vec)
 
@@ -196,11 +190,8 @@ class Variant:
         return tuple(dict.fromkeys(shapes + (entry_shape(entry["short"], vec), entry_shape(entry["short"], 1))))
 
     def name_expression(self, shape: LaunchShape) -> str:
-        """The (first) kernel's instantiation for `shape`: a cluster shape's takes its cluster size last."""
-        arguments = ', '.join(str(getattr(shape, field)) for field in self.arguments)
-        if shape.cluster_tiles:
-            return f"{self.cluster_template}<{arguments}, {shape.cluster_tiles}>"
-        return f"{self.template}<{arguments}>"
+        """The (first) kernel's instantiation for `shape`."""
+        return f"{self.template}<{', '.join(str(getattr(shape, field)) for field in self.arguments)}>"
 
     def name_expressions(self, shape: LaunchShape) -> tuple[str, ...]:
         """Every launch's instantiation for `shape`, in launch order."""
@@ -223,7 +214,7 @@ def _lookback(name: str, description: str, table: dict) -> Variant:
     """A specialisation of kernels_cu/lookback.cu's lookback_scan: its table's shapes set it apart."""
     return Variant(name=name, source="lookback.cu", template="rtscan::lookback_scan",
                    description=f"single-pass decoupled look-back{description}", passes=1, table=table,
-                   takes_head=True, cluster_template="rtscan::lookback_cluster_scan")
+                   takes_head=True)
 
 
 # The three-pass forms (kernels_cu/three_pass.cu): one template argument list for passes 1 and 3,

@@ -85,8 +85,6 @@ LOOKBACK_REGS = {
                 "results/h200/misaligned-2026-12-01-20.txt). auto's A/B, two rounds (results/h200/"
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
-        "cluster": dict(_LONG_TILE_SM90, run_chunks=2, cluster_tiles=8, from_total_steps=1 << 21,
-                        source="candidate, not measured"),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
