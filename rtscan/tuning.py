@@ -1,7 +1,9 @@
 """Launch parameters per GPU architecture and dtype: data, each entry citing what chose it.
 
 Lookup falls back to the nearest older architecture present in the table, so a new GPU runs with
-its predecessor's parameters until a sweep on it adds an entry.
+its predecessor's parameters until a sweep on it adds an entry. An architecture that allows a block
+less shared memory than its predecessor's shapes need (sm_86, sm_120: 99 KB) has an entry of its own,
+unmeasured, with shapes that fit (tests/test_registry.py checks every architecture's).
 """
 
 from __future__ import annotations
@@ -184,6 +186,14 @@ LOOKBACK_REGS = {
     },
 }
 
+# sm_120 (and sm_121) allow a block 99 KB of shared memory, where sm_90's long, one_tile, long_batch
+# and large tiles need 105-113 KB: without an entry of its own it would fall back to sm_90's and
+# refuse those launches (tests/test_registry.py checks every architecture's shapes fit).
+LOOKBACK_REGS[("sm_120", "float32")] = {
+    kind: dict(_SHORT_SM90, source="not measured on sm_120: the sm_90 short shape, 32 KB of shared memory a "
+                                    "block where sm_120 allows 99 KB; its scalar form spills 32 bytes there "
+                                    "(ptxas 13.0), its 16-byte form none")
+    for kind in ("long", "short")}
 
 # The seed's first two look-backs: one step per thread, a one-level look-back over tiles, walked
 # by one thread (serial) or by a warp. Their shapes are the seed's, not tuned: these variants are
@@ -305,6 +315,18 @@ COLUMNS_LOOKBACK = {
     ("sm_90", "float32"): {"long": _COLUMNS_LOOKBACK_LONG, "short": _COLUMNS_LOOKBACK_SHORT,
                            "few": _COLUMNS_LOOKBACK_FEW, "fewest": _COLUMNS_LOOKBACK_FEWEST},
 }
+# sm_86 and sm_120 (and, falling back to them, sm_87, sm_89 and sm_121) allow a block as little as
+# 99 KB of shared memory, where the short and few tiles need 128 KB: there the long tile (32 KB)
+# takes every launch but those of at most 8 sequences, which keep the fewest tile (64 KB). Neither
+# is measured there.
+COLUMNS_LOOKBACK.update({
+    (arch, "float32"): {
+        "short": {field: value for field, value in _COLUMNS_LOOKBACK_LONG.items() if field != "from_sequences"}
+        | {"source": f"not measured on {arch}: sm_90's long tile, 32 KB of shared memory a block where "
+                     f"{arch} allows 99 KB"},
+        "fewest": dict(_COLUMNS_LOOKBACK_FEWEST, source=f"not measured on {arch}: sm_90's fewest tile, 64 KB of "
+                                                        f"shared memory a block where {arch} allows 99 KB")}
+    for arch in ("sm_86", "sm_120")})
 THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for kind in ("long", "short")}}
 
 

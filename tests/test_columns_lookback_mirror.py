@@ -134,7 +134,7 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 def test_the_tuned_shapes_are_built_into_the_mirror():
     """The GPU-vs-mirror test skips a launch shape the mirror lacks; none of the tuning table's may be."""
     variant = registry.resolve("columns_lookback")
-    for arch in ("sm_80", "sm_90", "sm_100"):
+    for arch in ("sm_80", "sm_86", "sm_90", "sm_100", "sm_120"):
         for shape in variant.launch_shapes(arch, "float32"):
             assert (shape.block_threads, shape.items, shape.lookback_depth,
                     shape.sequences_per_tile) in SHAPES.values(), (arch, shape)

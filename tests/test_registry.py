@@ -24,13 +24,35 @@ def test_unknown_variant(name):
         registry.resolve(name)
 
 
-@pytest.mark.parametrize("arch,table_arch", [("sm_80", "sm_80"), ("sm_86", "sm_80"), ("sm_89", "sm_80"),
-                                             ("sm_90", "sm_90"), ("sm_90a", "sm_90"), ("sm_100", "sm_90"),
-                                             ("sm_120", "sm_90")])
-def test_lookup_falls_back_to_the_nearest_older_arch(arch, table_arch):
+@pytest.mark.parametrize("arch,newest_first", [("sm_80", "sm_80"), ("sm_86", "sm_86 sm_80"), ("sm_89", "sm_86 sm_80"),
+                                               ("sm_90", "sm_90 sm_80"), ("sm_90a", "sm_90 sm_80"),
+                                               ("sm_100", "sm_90 sm_80"), ("sm_120", "sm_120 sm_90 sm_80"),
+                                               ("sm_121", "sm_120 sm_90 sm_80")])
+def test_lookup_falls_back_to_the_nearest_older_arch(arch, newest_first):
+    """`newest_first`: the table architectures `arch` may fall back to, nearest first; each variant
+    takes the first its table has."""
     for variant in registry.VARIANTS.values():
-        if (table_arch, "float32") in variant.table:
-            assert tuning.lookup(variant.table, arch, "float32") is variant.table[(table_arch, "float32")]
+        table_arch = next(a for a in newest_first.split() if (a, "float32") in variant.table)
+        assert tuning.lookup(variant.table, arch, "float32") is variant.table[(table_arch, "float32")]
+
+
+# The most shared memory a block may opt in to, by architecture (CUDA C++ Programming Guide,
+# technical specifications per compute capability), and what the kernels' own __shared__ arrays
+# add to a launch's dynamic bytes (ptxas: about 1.2 KB at most).
+SHARED_OPT_IN_KB = {"sm_80": 163, "sm_86": 99, "sm_87": 163, "sm_89": 99, "sm_90": 227, "sm_100": 227,
+                    "sm_120": 99, "sm_121": 99}
+STATIC_SHARED_BYTES = 2048
+
+
+@pytest.mark.parametrize("arch", sorted(SHARED_OPT_IN_KB))
+def test_every_shape_an_arch_takes_fits_its_shared_memory(arch):
+    """Else _kernels._prepare refuses the launch with UnsupportedError: an architecture that falls
+    back to an entry tuned for more shared memory needs an entry of its own (tuning.py)."""
+    for variant in registry.VARIANTS.values():
+        for shape in variant.launch_shapes(arch, "float32"):
+            for pass_shape in [kernel.shape_for(shape) for kernel in variant.pass_kernels] or [shape]:
+                needed = variant.shared_bytes(pass_shape) + STATIC_SHARED_BYTES
+                assert needed <= SHARED_OPT_IN_KB[arch] * 1024, (variant.name, arch, pass_shape, needed)
 
 
 @pytest.mark.parametrize("arch", ["sm_70", "sm_75", "sm_52"])
@@ -271,7 +293,7 @@ def test_pass_range_names_are_plain_for_nsight():
             assert not set(kernel.range_name) & set("/@]"), kernel.range_name
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100"])
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_100", "sm_120"])
 @pytest.mark.parametrize("name", ["lookback_regs", "lookback_serial", "lookback_warp"])
 def test_mirror_is_built_for_every_tuned_shape(name, arch):
     """tests/test_mirrors.py's GPU-vs-mirror test skips a launch shape the mirror lacks; on the
