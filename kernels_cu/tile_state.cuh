@@ -416,7 +416,15 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
         }
         ClaimedTile claimed;
         long long ticket;
-        draw_ticket(ws, num_tiles, ticket, claimed.generation);
+        if (tiles_per_seq == 1) {
+            // Each tile is its sequence's only one and waits for no other, so no order is needed:
+            // the block's own index, without the atomic's round trip before its first copy (P148).
+            // The generation is never read: no descriptor is published or polled.
+            ticket = blockIdx.x;
+            claimed.generation = FIRST_GENERATION;
+        } else {
+            draw_ticket(ws, num_tiles, ticket, claimed.generation);
+        }
         claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
         sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
