@@ -38,7 +38,8 @@
 // comes after the earlier ones, and a segment's descriptors are published by its last tile, so
 // every word a block waits for is written by a block with an earlier ticket, which is already
 // resident and never waits for a later one.
-// Block scheduling order is therefore irrelevant.
+// Block scheduling order is therefore irrelevant. (Launches whose sequences are one tile each, so
+// that no tile waits on another, take tiles by block index from two waves on: claim_tile.)
 //
 // Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],
 // B[g]) with (A[g], B[g]) the segment's aggregate, and the look-back rebuilds exactly that chain
