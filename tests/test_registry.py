@@ -37,11 +37,12 @@ def test_lookup_falls_back_to_the_nearest_older_arch(arch, newest_first):
 
 
 # The most shared memory a block may opt in to, by architecture (CUDA C++ Programming Guide,
-# technical specifications per compute capability), and what the kernels' own __shared__ arrays
-# add to a launch's dynamic bytes (ptxas: about 1.2 KB at most).
+# technical specifications per compute capability), and a bound on what the kernels' own
+# __shared__ arrays add to a launch's dynamic bytes (ptxas 13.0: 12.1 KB for columns_lookback's
+# 512 x 64 tile, the largest; 1.2 KB for lookback_scan's).
 SHARED_OPT_IN_KB = {"sm_80": 163, "sm_86": 99, "sm_87": 163, "sm_89": 99, "sm_90": 227, "sm_100": 227,
                     "sm_120": 99, "sm_121": 99}
-STATIC_SHARED_BYTES = 2048
+STATIC_SHARED_BYTES = 16 * 1024
 
 
 @pytest.mark.parametrize("arch", sorted(SHARED_OPT_IN_KB))
