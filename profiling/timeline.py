@@ -8,8 +8,9 @@ and its chunks scanned, which overlap on the 16-byte path: P38), aggregate about
 and carry known (lane 0 of the warp running the look-back), end (thread 0). Times count from the
 first block's entry. The phases between
 them, the time from when every earlier tile of its row had its aggregate out to the carry (the
-protocol's own delay), and how many blocks load (or scan what landed) or wait over time are
-printed; the raw stamps are saved as .npy.
+protocol's own delay), how many blocks load (or scan what landed) or wait over time, and, for
+rows of 2-8 tiles, medians by a tile's place in its row are printed; the raw stamps are saved as
+.npy.
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
@@ -165,6 +166,29 @@ def analyse(stamps: np.ndarray, sequences: int = 1) -> list[str]:
     return lines + first_wave(start, aggregate, carry, end)
 
 
+def by_place_in_row(stamps: np.ndarray, sequences: int) -> list[str]:
+    """For rows of 2-8 tiles, lines of medians by a tile's place in its row (microseconds from the
+    first block's entry): its ticket, aggregate, carry and end, and for later places the carry's
+    delay after the last of the row's earlier aggregates (NOTES 100 read 64 x 65536 this way).
+    Rows of one tile or of more than 8 give no lines."""
+    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
+    places = rows.shape[1]
+    if not 2 <= places <= 8:
+        return []
+    rows = rows - stamps[:, 6].min()
+    earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)
+    lines = ["  by place in the row (medians, us):"]
+    for place in range(places):
+        tile = rows[:, place]
+        line = (f"    tile {place}: ticket {np.median(tile[:, 0]) / 1e3:.2f}, aggregate {np.median(tile[:, 1]) / 1e3:.2f}, "
+                f"carry {np.median(tile[:, 2]) / 1e3:.2f}, end {np.median(tile[:, 3]) / 1e3:.2f}")
+        if place:
+            delay = tile[:, 2] - earlier_out[:, place - 1]
+            line += f"; carry after the earlier aggregates {np.median(delay) / 1e3:.2f}"
+        lines.append(line)
+    return lines
+
+
 def in_first_wave(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Which tiles are the launch's first wave: those that started before any tile ended."""
     return start < end.min()
@@ -209,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         save_stamps(args.out, f"timeline-{args.shape}-log2-{args.log2}-s{args.sequences}", stamps)
     print(f"timeline of {args.shape} on {args.sequences} row(s) of 2^{args.log2} steps in all")
-    print("\n".join(analyse(stamps, args.sequences)))
+    print("\n".join(analyse(stamps, args.sequences) + by_place_in_row(stamps, args.sequences)))
     return 0
 
 

@@ -66,6 +66,25 @@ def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
     assert lines[0].startswith("6 tiles in 11.0 us")
 
 
+def test_medians_by_place_in_the_row(timeline):
+    # test_analysis_of_a_batch_waits_on_its_own_row's stamps: by place, the medians of rows 0 and 1.
+    aggregates = np.array([1000, 2000, 3000, 9000, 4000, 5000])
+    carries = np.array([1000, 3000, 4000, 9000, 10000, 10000])
+    zeros = np.zeros(6, np.int64)
+    stamps = np.stack([zeros, aggregates, carries, carries + 1000, zeros, aggregates - 500, zeros], axis=1)
+    lines = timeline.by_place_in_row(stamps.astype(np.int64), sequences=2)
+    assert lines == [
+        "  by place in the row (medians, us):",
+        "    tile 0: ticket 0.00, aggregate 5.00, carry 5.00, end 6.00",
+        # carries 3 and 10 us, 2 and 1 us after the rows' first aggregates (1 and 9 us)
+        "    tile 1: ticket 0.00, aggregate 3.00, carry 6.50, end 7.50; carry after the earlier aggregates 1.50",
+        # carries 4 and 10 us after the rows' latest earlier aggregates, 2 and 9 us
+        "    tile 2: ticket 0.00, aggregate 4.00, carry 7.00, end 8.00; carry after the earlier aggregates 1.50",
+    ]
+    assert timeline.by_place_in_row(stamps.astype(np.int64), sequences=6) == []  # rows of one tile
+    assert timeline.by_place_in_row(np.tile(stamps, (3, 1)).astype(np.int64), sequences=1) == []  # 18 tiles a row
+
+
 def test_analysis_of_rows_of_one_tile_keeps_them(timeline):
     # Three rows of one tile each: no tile waits, and all three are the phases' tiles.
     start = np.array([0, 1000, 2000])
