@@ -48,15 +48,18 @@ def test_analysis_of_known_stamps(timeline):
     assert lines[-1] == "    the next tiles' starts 7.5/10.0/12.5"
 
 
-def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
-    # Two rows of three tiles, every tile's block entering and drawing its ticket at 0. Row 0's
-    # aggregates come out at 1, 2, 3 us and row 1's at 9, 4, 5 us (its first tile last); every
-    # carry comes 1 us after the last aggregate of the row before it, ends 1 us after the carry.
+def batch_stamps() -> np.ndarray:
+    """Two rows of three tiles, every tile's block entering and drawing its ticket at 0. Row 0's
+    aggregates come out at 1, 2, 3 us and row 1's at 9, 4, 5 us (its first tile last); every carry
+    comes 1 us after the last aggregate of the row before it, ends 1 us after the carry."""
     aggregates = np.array([1000, 2000, 3000, 9000, 4000, 5000])
     carries = np.array([1000, 3000, 4000, 9000, 10000, 10000])
     zeros = np.zeros(6, np.int64)
-    stamps = np.stack([zeros, aggregates, carries, carries + 1000, zeros, aggregates - 500, zeros], axis=1)
-    lines = timeline.analyse(stamps.astype(np.int64), sequences=2)
+    return np.stack([zeros, aggregates, carries, carries + 1000, zeros, aggregates - 500, zeros], axis=1).astype(np.int64)
+
+
+def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
+    lines = timeline.analyse(batch_stamps(), sequences=2)
     values = {line[:40].strip(): line.split()[-6:] for line in lines[1:9]}
     # tiles after the first of each row: rows 0 and 1 tiles 1-2; "earlier aggregates later" is
     # 0, 0 in row 0 and 5, 4 us in row 1 (its first tile's 9 us): percentiles of [0, 0, 5, 4]
@@ -67,12 +70,9 @@ def test_analysis_of_a_batch_waits_on_its_own_row(timeline):
 
 
 def test_medians_by_place_in_the_row(timeline):
-    # test_analysis_of_a_batch_waits_on_its_own_row's stamps: by place, the medians of rows 0 and 1.
-    aggregates = np.array([1000, 2000, 3000, 9000, 4000, 5000])
-    carries = np.array([1000, 3000, 4000, 9000, 10000, 10000])
-    zeros = np.zeros(6, np.int64)
-    stamps = np.stack([zeros, aggregates, carries, carries + 1000, zeros, aggregates - 500, zeros], axis=1)
-    lines = timeline.by_place_in_row(stamps.astype(np.int64), sequences=2)
+    # By place, the medians of batch_stamps' rows 0 and 1.
+    stamps = batch_stamps()
+    lines = timeline.by_place_in_row(stamps, sequences=2)
     assert lines == [
         "  by place in the row (medians, us):",
         "    tile 0: ticket 0.00, aggregate 5.00, carry 5.00, end 6.00",
@@ -81,8 +81,8 @@ def test_medians_by_place_in_the_row(timeline):
         # carries 4 and 10 us after the rows' latest earlier aggregates, 2 and 9 us
         "    tile 2: ticket 0.00, aggregate 4.00, carry 7.00, end 8.00; carry after the earlier aggregates 1.50",
     ]
-    assert timeline.by_place_in_row(stamps.astype(np.int64), sequences=6) == []  # rows of one tile
-    assert timeline.by_place_in_row(np.tile(stamps, (3, 1)).astype(np.int64), sequences=1) == []  # 18 tiles a row
+    assert timeline.by_place_in_row(stamps, sequences=6) == []  # rows of one tile
+    assert timeline.by_place_in_row(np.tile(stamps, (3, 1)), sequences=1) == []  # 18 tiles a row
 
 
 def test_analysis_of_rows_of_one_tile_keeps_them(timeline):
