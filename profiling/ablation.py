@@ -38,6 +38,8 @@ _NO_RUN_SCAN = ("            kept(REGISTER_CHUNKS + r) = lane_prefix_of(lane_map
 _NO_CARRY = ("        const float carry = tile_carry<", "        const float carry = tile >= 0 ? 0.0f : tile_carry<")
 TWINS = {"base": (), "norewrite": (_NO_REWRITE,), "nofirstscan": (_NO_FIRST_SCAN, _NO_RUN_SCAN),
          "nocarry": (_NO_CARRY,), "all": (_NO_REWRITE, _NO_FIRST_SCAN, _NO_RUN_SCAN, _NO_CARRY)}
+
+
 def twins_for(shape_text: str) -> dict:
     """The twins that remove something from `shape_text`'s kernel: with runs it has no rewrite."""
     if timeline.parse_shape(shape_text).get("run_chunks", 1) == 1:
