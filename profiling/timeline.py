@@ -189,6 +189,46 @@ def by_place_in_row(stamps: np.ndarray, sequences: int) -> list[str]:
     return lines
 
 
+
+MATE_PHASES = ("storing", "loading", "waiting", "finished", "alone")
+
+
+def by_mate_phase(stamps: np.ndarray, sequences: int) -> list[str]:
+    """For rows of 2-8 tiles, lines of the protocol's delay (carry - the later of the tile's own and
+    its row's earlier aggregates) of each later tile, by what the other blocks on its SM did in that
+    window: storing (between their carry and end), else loading (first pass not done at its start),
+    else waiting (between aggregate and carry), else finished; alone if no other block shared the
+    SM. Counts and medians in us (NOTES 104 read 64 x 65536 this way). Other rows give no lines."""
+    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
+    places = rows.shape[1]
+    if not 2 <= places <= 8:
+        return []
+    tiles = stamps.astype(np.int64)
+    aggregate, carry, end, sm, scanned = (tiles[:, k] for k in (1, 2, 3, 4, 5))
+    earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)
+    delays: dict[str, list[float]] = {phase: [] for phase in MATE_PHASES}
+    for tile in range(len(tiles)):
+        row, place = divmod(tile, places)
+        if place == 0:
+            continue
+        opened, closed = max(earlier_out[row, place - 1], aggregate[tile]), carry[tile]
+        mates = np.flatnonzero((sm == sm[tile]) & (np.arange(len(tiles)) != tile))
+        storing = (carry[mates] < closed) & (end[mates] > opened)
+        waiting = (aggregate[mates] < closed) & (carry[mates] > opened)
+        if mates.size == 0:
+            phase = "alone"
+        elif storing.any():
+            phase = "storing"
+        elif np.any(scanned[mates] > opened):
+            phase = "loading"
+        elif waiting.any():
+            phase = "waiting"
+        else:
+            phase = "finished"
+        delays[phase].append((closed - opened) / 1e3)
+    lines = ["  protocol delay of later tiles by their SM-mates' phase (count, median us):"]
+    return lines + [f"    {phase}: {len(values)}, {np.median(values):.2f}" for phase, values in delays.items() if values]
+
 def in_first_wave(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Which tiles are the launch's first wave: those that started before any tile ended."""
     return start < end.min()
@@ -233,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         save_stamps(args.out, f"timeline-{args.shape}-log2-{args.log2}-s{args.sequences}", stamps)
     print(f"timeline of {args.shape} on {args.sequences} row(s) of 2^{args.log2} steps in all")
-    print("\n".join(analyse(stamps, args.sequences) + by_place_in_row(stamps, args.sequences)))
+    print("\n".join(analyse(stamps, args.sequences) + by_place_in_row(stamps, args.sequences)
+                    + by_mate_phase(stamps, args.sequences)))
     return 0
 
 

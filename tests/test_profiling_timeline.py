@@ -85,6 +85,34 @@ def test_medians_by_place_in_the_row(timeline):
     assert timeline.by_place_in_row(np.tile(stamps, (3, 1)), sequences=1) == []  # 18 tiles a row
 
 
+
+def test_protocol_delay_by_the_sm_mates_phase(timeline):
+    # Five rows of two tiles. Each row's second tile waits from 2 us (its aggregate; the first tile's
+    # is out at 1 us) to its carry at 3.0-3.4 us; its SM-mate is the first tile of its own row, whose
+    # stamps set the mate's phase in that window. Row 4's first tile sits on an SM of its own.
+    first = {  # row: (first pass done, aggregate, carry, end) of the row's first tile, us
+        0: (0.5, 1.0, 1.0, 2.5),  # storing until 2.5 us
+        1: (2.2, 1.0, 1.0, 1.5),  # first pass still running at 2 us: loading (stamps stand for the phase)
+        2: (0.5, 1.0, 3.5, 4.0),  # waiting for its carry through the window
+        3: (0.5, 1.0, 1.0, 1.5),  # finished at 1.5 us
+        4: (0.5, 1.0, 1.0, 1.5),
+    }
+    rows = []
+    for row, (scanned, aggregate, carry, end) in first.items():
+        later_carry = 3.0 + 0.1 * row
+        rows.append([0, aggregate, carry, end, row if row < 4 else 99, scanned, 0])
+        rows.append([0, 2.0, later_carry, later_carry + 1, row, 1.5, 0])
+    stamps = (np.array(rows) * 1000).astype(np.int64)
+    assert timeline.by_mate_phase(stamps, sequences=5) == [
+        "  protocol delay of later tiles by their SM-mates' phase (count, median us):",
+        "    storing: 1, 1.00",
+        "    loading: 1, 1.10",
+        "    waiting: 1, 1.20",
+        "    finished: 1, 1.30",
+        "    alone: 1, 1.40",
+    ]
+    assert timeline.by_mate_phase(stamps, sequences=10) == []  # rows of one tile
+
 def test_analysis_of_rows_of_one_tile_keeps_them(timeline):
     # Three rows of one tile each: no tile waits, and all three are the phases' tiles.
     start = np.array([0, 1000, 2000])
