@@ -330,8 +330,7 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles
 // back over segments, publish the segment's aggregate and end state. Returns, on lane 0, the state
 // just before tile `tile` (the `chunk`-th of sequence `seq`). `held` keeps lane 0's segment prefix
 // during the look-back: shared memory where registers are scarce (hillis_steele.cu), a local
-// elsewhere. lookback.cu runs the same sequence inline; its machine code was checked on a GPU
-// before this function existed, and merging it waits for the next GPU run.
+// elsewhere. lookback.cu, blelloch.cu and hillis_steele.cu all take their carry from here.
 template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES, bool ATOMIC_POLLS = false>
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
