@@ -20,9 +20,10 @@ from .errors import UnsupportedError
 #            registers allow, because the look-back's waiting blocks bound the rate
 #            (profiling/PREDICTIONS.md, P1-P6);
 #   "large": optional, as "long" but for launches of at least its own `from_total_steps`, where a
-#            shape that loses on smaller launches wins (tried before "long"); on sm_90 the larger of
-#            two tiles with a protocol warp, and the one-level look-back over tiles, which pays once a
-#            launch holds several waves of tiles and loses on one wave (P36, P39, P42, P48, P49);
+#            shape that loses on smaller launches wins (tried before "long"); on sm_90 the long tile
+#            with the one-level look-back over tiles, which pays once a launch holds several waves of
+#            tiles and loses on one wave (P39, P48, P49), atomic polls and tickets chunks first (a
+#            larger tile without runs until P161);
 #   "one_tile": optional, tried first: batches whose rows fit one of its tiles (from 15/16 of it:
 #            registry.fills_a_tile), whose tiles then need no look-back at all (sm_90: the long
 #            tile with runs, which beats the batch tiles there);
@@ -138,10 +139,15 @@ LOOKBACK_REGS = {
             "fewer, -2.5 to +1 % on more; auto's A/B (P117, results/h200/p117-batch-auto-2026-11-30-15.txt): "
             "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663")),
         "large": {
-            "block_threads": 352, "items": 56, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
-            "walk_lanes": 32, "segment_tiles": 1, "protocol_warp": 1, "atomic_polls": 1, "chunks_first": 1,
+            **_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2,
             "from_total_steps": 1 << 24,
-            "source": "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
+            "source": "the long tile with runs of 2 staged chunks (lookback.cu's RUN_CHUNKS) in place of 352 x 56 "
+                      "without: sweep.py on an H200, two rounds (P161, profiling/results/h200/"
+                      "p161-sweep-2026-12-01-23.txt), 2^24 0.833/0.819 against 0.726/0.722, 2^25 0.896/0.890 "
+                      "against 0.830/0.826, 2^26 0.942/0.923 against 0.893/0.894, 2^28 0.981/0.982 against "
+                      "0.955/0.947 (runs of 4: 2^28 0.990/0.990, 2^24 0.813/0.799; the long tile without runs "
+                      "lost from 2^26). What chose the rest, on 352 x 56: "
+                      "the tile: sweep.py on an H200, 2026-11-30 (today: sweep.py --shapes 352x56r16b2p1), "
                       "profiling/results/h200/sweep-p36-split-2026-11-30.json and -30b.json: fastest of 8 "
                       "two-level shapes at 2^26 and 2^28 in both rounds (2^28: 0.763 and 0.771 of the copy, against "
                       "0.702 for 384x44r12b2 without a protocol warp, sweep-p36-regs-*.json); 80 registers, no "

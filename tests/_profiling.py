@@ -19,11 +19,13 @@ def load_script(name: str):
 
 
 # The tuned look-back forms the timeline scripts instrument: warp 0 running the look-back, a
-# protocol warp running it two-level (sm_90's long shape) and one-level (its large shape).
+# protocol warp running it two-level (sm_90's long shape) and one-level (its large shape, before and
+# since P161's runs).
 TIMELINE_EXPRESSIONS = ("rtscan::lookback_scan_timeline<256, 48, 4, 3, 1, 16, 32, 32, 0>",
                         "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 32, 1>",
                         "rtscan::lookback_scan_timeline<352, 56, 4, 2, 1, 16, 32, 1, 1>",
-                        "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 32, 1, 0, 0, 2>")
+                        "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 32, 1, 0, 0, 2>",
+                        "rtscan::lookback_scan_timeline<352, 48, 4, 2, 1, 16, 32, 1, 1, 1, 1, 2>")
 
 
 def assert_timeline_kernels_compile(lookback_text: str) -> None:

@@ -104,12 +104,14 @@ def test_launch_shapes_are_sound(arch, vec, length):
 
 def test_long_shapes_need_enough_steps_in_all():
     """sm_90's long shape leaves SMs idle below 2^21 steps per launch, and its large shape loses to
-    the long one below 2^24 (tuning.py cites the runs): a tile's worth of steps is not enough."""
+    the long one below 2^24 (tuning.py cites the runs): a tile's worth of steps is not enough. Since
+    P161 the large shape is the long tile, with the one-level look-back, atomic polls and tickets
+    chunks first."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
     short = variant.launch_shape("sm_90", "float32", 4, 1)
-    assert large.tile > long.tile > short.tile
+    assert large.tile == long.tile > short.tile and (large.segment_tiles, long.segment_tiles) == (1, 32)
     assert (large.protocol_warp, long.protocol_warp, short.protocol_warp) == (1, 1, 0)  # P42: both long ones
     assert (large.atomic_polls, long.atomic_polls, short.atomic_polls) == (1, 0, 1)  # P86, P87: not on one wave
     assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short

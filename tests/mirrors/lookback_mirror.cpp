@@ -117,7 +117,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // tiles, so short batches span many segments; 16 the batch tile in sequence order (sm_90's many);
 // 17 the short tile chunks first (sm_90's short_batch). 18 is 13 with tickets chunks first (sm_90's
 // large shape, P130), 19 is 12 with them (sm_90's long_batch, P133). 20-22 are the long shape with
-// runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first.
+// runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first. 24 is sm_90's large
+// shape since P161: the long tile with runs of 2, the one-level look-back and tickets chunks first
+// (10, 13 and 18 are its earlier 352 x 56 forms).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -163,6 +165,9 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
             return 0;
         case 23:
             mirror_scan<352, 48, 4, 1, 32, 32, true, true, 4, 4>(a, b, out, h0, *layout, finished_probability, seed);
+            return 0;
+        case 24:
+            mirror_scan<352, 48, 4, 1, 32, 1, true, true, 2, 4>(a, b, out, h0, *layout, finished_probability, seed);
             return 0;
         default: return 1;
     }
