@@ -29,8 +29,12 @@ from .errors import UnsupportedError
 #            tile with runs, which beats the batch tiles there);
 #   "many":  optional, tried next: as "batch" below, from more sequences, where the memory's
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
+#   "mid_batch": optional, tried next: as "batch", for rows that fill one of its tiles, up to its
+#            `to_length` (sm_90: the large kind's shape, for rows of 15/16 of a long tile to 2^17
+#            steps from 2^23 in all, P164-P166);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
-#            the short tile, chunks first, for batches of 2^23-2^24 steps);
+#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
+#            mid_batch);
 #   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
 #            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
@@ -61,6 +65,9 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
+# sm_90's large shape since P161, also its mid_batch: the long tile with runs of 2, the one-level
+# look-back over tiles, atomic polls, tickets chunks first.
+_LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
 _P140 = ("sweep.py on an H200, 2026-12-01, two rounds (P140; profiling/results/h200/"
          "p140-sweep-2026-12-01-20.txt)")
 _P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
@@ -96,6 +103,18 @@ LOOKBACK_REGS = {
             "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
             "0.865, 2048 x 32768 0.886 against 0.864")),
+        "mid_batch": dict(
+            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, source=(
+                "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
+                "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
+                "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
+                "p165-sweep-2026-12-01-23.txt): 256 x 32768 0.819/0.819 against 0.776/0.774, 64 x 131072 "
+                "0.757/0.757 against 0.728/0.723, 512 x 32768 0.874/0.875 against 0.821/0.821, 128 x 131072 "
+                "0.846/0.847 against 0.804/0.806, 128 x 65536 0.767/0.765 against 0.752/0.752 (sequence order, "
+                "two-level, 0.787/0.786 there), 256 x 65536 0.843/0.840 against 0.827/0.820; against the batch "
+                "tile 1024 x 32768 0.941/0.937 against 0.871/0.874, 512 x 65536 0.881/0.872 against "
+                "0.861/0.851, 256 x 131072 0.907/0.907 against 0.860/0.862, 1024 x 65536 0.902/0.914 against "
+                "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
             from_total_steps=1 << 23, to_total_steps=1 << 24, source=(
@@ -139,8 +158,7 @@ LOOKBACK_REGS = {
             "fewer, -2.5 to +1 % on more; auto's A/B (P117, results/h200/p117-batch-auto-2026-11-30-15.txt): "
             "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663")),
         "large": {
-            **_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2,
-            "from_total_steps": 1 << 24,
+            **_LARGE_SM90, "from_total_steps": 1 << 24,
             "source": "the long tile with runs of 2 staged chunks (lookback.cu's RUN_CHUNKS) in place of 352 x 56 "
                       "without: sweep.py on an H200, two rounds (P161, profiling/results/h200/"
                       "p161-sweep-2026-12-01-23.txt), 2^24 0.833/0.819 against 0.726/0.722, 2^25 0.896/0.890 "

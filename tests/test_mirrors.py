@@ -163,7 +163,8 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
-    ("lookback_regs", "many", 3), ("lookback_regs", "short_batch", 3), ("lookback_regs", "short_batch", 30),
+    ("lookback_regs", "many", 3), ("lookback_regs", "mid_batch", 3), ("lookback_regs", "short_batch", 3),
+    ("lookback_regs", "short_batch", 30),
     ("lookback_regs", "long_batch", 3), ("lookback_regs", "long_batch", 40),
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
@@ -172,7 +173,7 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: many, short_batch, long_batch and batch (two sequences: many's and
+    the GPU's launch shapes: many, mid_batch, short_batch, long_batch and batch (two sequences: many's and
     long_batch's bounds on sequences and row lengths are lifted), large and long (16-byte path,
     long sequences), short (16-byte path, sequences short of 15/16 of a long tile) and scalar
     (strided input), and the seed's one-level look-backs. The shapes tried before the one tested
@@ -183,7 +184,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in ("many", "short_batch", "long_batch", "batch", "large") and path not in entry:
+    if path in ("many", "mid_batch", "short_batch", "long_batch", "batch", "large") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
@@ -198,7 +199,8 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
-        length, sequences = (1 << 17, 2) if path in ("many", "short_batch", "long_batch", "batch") else (1 << 40, 1)
+        batch_kinds = ("many", "mid_batch", "short_batch", "long_batch", "batch")
+        length, sequences = (1 << 17, 2) if path in batch_kinds else (1 << 40, 1)
         length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))

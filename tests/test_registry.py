@@ -142,18 +142,25 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
-    """sm_90's batch shapes (P114-P119, P123): two sequences or more (many: 2048 or more), of at
-    most 2^18 steps each (short_batch: 2^17), from 2^23 steps in all (short_batch: to 2^24); the
-    launches on either side keep their shapes."""
+    """sm_90's batch shapes (P114-P119, P123, P164-P166): two sequences or more (many: 2048 or more),
+    of at most 2^18 steps each (mid_batch and short_batch: 2^17), from 2^23 steps in all (short_batch:
+    to 2^24); mid_batch, the large kind's shape, for rows that fill a long tile, short_batch and
+    batch for shorter ones; the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
     assert batch.chunks_first == large.chunks_first == 1 and long.chunks_first == 0  # large: P130
-    for length, sequences in ((65536, 512), (32768, 1024), (2**18, 64), (2**18, 32), (32768, 1023), (131072, 129)):
+    for length, sequences in ((2**18, 64), (2**18, 32), (15000, 1500), (12000, 2047), (2**17 + 4, 200)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
+    mid_batch = registry.entry_shape(entry["mid_batch"], 4)  # the large kind's shape, rows of a long tile to 2^17
+    assert mid_batch == large
+    least = -(-15 * long.tile // 16)
+    for length, sequences in ((65536, 512), (32768, 1024), (32768, 1023), (131072, 129), (65536, 256), (65536, 128),
+                              (131072, 64), (131072, 128), (long.tile + 4, 2**23 // long.tile + 1), (2**17, 2047)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
-    for length, sequences in ((65536, 256), (65536, 128), (131072, 64), (131072, 128), (8192, 1024), (4096, 3000)):
+    for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
@@ -170,7 +177,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert variant.launch_shape("sm_90", "float32", 4, 2**23, 1) == long  # one sequence
     assert variant.launch_shape("sm_90", "float32", 4, 4096, 8192) == variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 1, 65536, 256).vec == 1  # the scalar path: short
-    assert {batch, many, short_batch, long_batch} <= set(variant.launch_shapes("sm_90", "float32"))  # at import
+    assert {batch, many, mid_batch, short_batch, long_batch} <= set(variant.launch_shapes("sm_90", "float32"))
 
 
 def test_rows_of_one_long_tile_take_it_in_any_batch():
@@ -311,7 +318,7 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 
 def test_any_total_lifts_only_the_launch_thresholds():
-    """What the GPU tests and the sanitizer cases run: the many, short_batch, batch, large and long
+    """What the GPU tests and the sanitizer cases run: the many, mid_batch, short_batch, batch, large and long
     shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
@@ -323,7 +330,8 @@ def test_any_total_lifts_only_the_launch_thresholds():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
 
-@pytest.mark.parametrize("length,lifted,kind", [(60000, "any_total", "short_batch"), (140000, "any_total", "batch"),
+@pytest.mark.parametrize("length,lifted,kind", [(60000, "any_total", "mid_batch"), (12000, "any_total", "short_batch"),
+                                               (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
