@@ -189,7 +189,6 @@ def by_place_in_row(stamps: np.ndarray, sequences: int) -> list[str]:
     return lines
 
 
-
 MATE_PHASES = ("storing", "loading", "waiting", "finished", "alone")
 
 
@@ -227,7 +226,9 @@ def by_mate_phase(stamps: np.ndarray, sequences: int) -> list[str]:
             phase = "finished"
         delays[phase].append((closed - opened) / 1e3)
     lines = ["  protocol delay of later tiles by their SM-mates' phase (count, median us):"]
-    return lines + [f"    {phase}: {len(values)}, {np.median(values):.2f}" for phase, values in delays.items() if values]
+    return lines + [f"    {phase}: {len(values)}, {np.median(values):.2f}"
+                    for phase, values in delays.items() if values]
+
 
 def in_first_wave(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     """Which tiles are the launch's first wave: those that started before any tile ended."""

@@ -97,8 +97,8 @@ def fills_a_tile(length: int, tile: int) -> bool:
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
-    """A tuning entry whose one_tile, many, mid_batch, short_batch, long_batch, batch, large and long shapes take any
-    launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
+    """A tuning entry whose one_tile, many, mid_batch, short_batch, long_batch, batch, large and long shapes
+    take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
     the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
     `any_sequences` also lose their `from_sequences` bound."""
     def lifted(kind: str, field: str) -> bool:

@@ -30,8 +30,8 @@ from .errors import UnsupportedError
 #   "many":  optional, tried next: as "batch" below, from more sequences, where the memory's
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
 #   "mid_batch": optional, tried next: as "batch", for rows that fill one of its tiles, up to its
-#            `to_length` (sm_90: the large kind's shape, for rows of 15/16 of a long tile to 2^17
-#            steps from 2^23 in all, P164-P166);
+#            `to_length` (sm_90: the large kind's shape, for rows longer than a long tile, whose
+#            shorter ones one_tile takes, to 2^17 steps, from 2^23 in all; P164-P166);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
 #            mid_batch);

@@ -85,7 +85,6 @@ def test_medians_by_place_in_the_row(timeline):
     assert timeline.by_place_in_row(np.tile(stamps, (3, 1)), sequences=1) == []  # 18 tiles a row
 
 
-
 def test_protocol_delay_by_the_sm_mates_phase(timeline):
     # Five rows of two tiles. Each row's second tile waits from 2 us (its aggregate; the first tile's
     # is out at 1 us) to its carry at 3.0-3.4 us; its SM-mate is the first tile of its own row, whose
@@ -112,6 +111,7 @@ def test_protocol_delay_by_the_sm_mates_phase(timeline):
         "    alone: 1, 1.40",
     ]
     assert timeline.by_mate_phase(stamps, sequences=10) == []  # rows of one tile
+
 
 def test_analysis_of_rows_of_one_tile_keeps_them(timeline):
     # Three rows of one tile each: no tile waits, and all three are the phases' tiles.
