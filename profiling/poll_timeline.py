@@ -118,7 +118,8 @@ def analyse(main: np.ndarray, polls: np.ndarray) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shape", default="352x56r16b2d1s1p1", help="as profiling/timeline.py's --shape (one-level)")
+    parser.add_argument("--shape", default="352x48r16b2d1s1p1a1c1u2",
+                        help="as profiling/timeline.py's --shape, one-level (default: sm_90's large shape since P161)")
     parser.add_argument("--log2", type=int, default=24, help="one sequence of 2^LOG2 steps")
     parser.add_argument("--out", type=Path, help="folder for the raw stamps (.npy)")
     args = parser.parse_args(argv)
