@@ -9,11 +9,11 @@ and carry known (lane 0 of the warp running the look-back), end (thread 0). Time
 first block's entry. The phases between
 them, the time from when every earlier tile of its row had its aggregate out to the carry (the
 protocol's own delay), how many blocks load (or scan what landed) or wait over time, and, for
-rows of 2-8 tiles, medians by a tile's place in its row are printed; the raw stamps are saved as
-.npy.
+rows of 2-8 tiles, medians by a tile's place in its row and the protocol's delay by what the other
+blocks on a tile's SM were doing are printed; the raw stamps are saved as .npy.
 
 Usage, from a source checkout, on a GPU:
-    PYTHONPATH=. python3 profiling/timeline.py --shape 352x56r16b2p1 --log2 28 --out /tmp/timeline
+    PYTHONPATH=. python3 profiling/timeline.py --shape 352x48r16b2s1p1a1c1u2 --log2 28 --out /tmp/timeline
 (--shape defaults to the present GPU's tuned shape for the largest launches; --sequences S scans S
 rows of 2^LOG2 / S steps, in the shape's ticket order).
 """
@@ -189,41 +189,44 @@ def by_place_in_row(stamps: np.ndarray, sequences: int) -> list[str]:
     return lines
 
 
-MATE_PHASES = ("storing", "loading", "waiting", "finished", "alone")
+MATE_PHASES = ("storing", "loading", "waiting", "idle", "alone")
 
 
 def by_mate_phase(stamps: np.ndarray, sequences: int) -> list[str]:
-    """For rows of 2-8 tiles, lines of the protocol's delay (carry - the later of the tile's own and
+    """For rows of 2-8 tiles, lines of the protocol's delay (carry - the latest of the tile's own and
     its row's earlier aggregates) of each later tile, by what the other blocks on its SM did in that
-    window: storing (between their carry and end), else loading (first pass not done at its start),
-    else waiting (between aggregate and carry), else finished; alone if no other block shared the
-    SM. Counts and medians in us (NOTES 104 read 64 x 65536 this way). Other rows give no lines."""
+    window: storing (between their carry and end), else loading (started, first pass not done), else
+    waiting (between aggregate and carry), else none of those (finished, or not yet started); alone
+    if no other block of the launch ran on the SM. Counts and medians in us (NOTES 104 read
+    64 x 65536 this way). Other rows give no lines."""
     rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
     places = rows.shape[1]
     if not 2 <= places <= 8:
         return []
-    tiles = stamps.astype(np.int64)
-    aggregate, carry, end, sm, scanned = (tiles[:, k] for k in (1, 2, 3, 4, 5))
-    earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)
+    tiles = rows.reshape(-1, STAMPS)
+    start, aggregate, carry, end, sm, scanned = (tiles[:, k] for k in (0, 1, 2, 3, 4, 5))
+    all_out = np.maximum.accumulate(rows[:, :, 1], axis=1)  # through each tile: its own and earlier aggregates
     delays: dict[str, list[float]] = {phase: [] for phase in MATE_PHASES}
     for tile in range(len(tiles)):
         row, place = divmod(tile, places)
         if place == 0:
             continue
-        opened, closed = max(earlier_out[row, place - 1], aggregate[tile]), carry[tile]
+        opened, closed = all_out[row, place], carry[tile]
         mates = np.flatnonzero((sm == sm[tile]) & (np.arange(len(tiles)) != tile))
-        storing = (carry[mates] < closed) & (end[mates] > opened)
-        waiting = (aggregate[mates] < closed) & (carry[mates] > opened)
+
+        def during(first, last):  # whether some mate was between these two of its stamps in the window
+            return bool(np.any((first[mates] < closed) & (last[mates] > opened)))
+
         if mates.size == 0:
             phase = "alone"
-        elif storing.any():
+        elif during(carry, end):
             phase = "storing"
-        elif np.any(scanned[mates] > opened):
+        elif during(start, scanned):
             phase = "loading"
-        elif waiting.any():
+        elif during(aggregate, carry):
             phase = "waiting"
         else:
-            phase = "finished"
+            phase = "idle"
         delays[phase].append((closed - opened) / 1e3)
     lines = ["  protocol delay of later tiles by their SM-mates' phase (count, median us):"]
     return lines + [f"    {phase}: {len(values)}, {np.median(values):.2f}"

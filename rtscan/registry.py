@@ -245,8 +245,9 @@ VARIANTS = {
     "lookback_regs": _lookback("lookback_regs", ": several steps per thread, staged through shared memory by "
                                "cp.async and registers, scanned in registers; two-level look-back over segments "
                                "of 32 tiles read by a warp (one-level over tiles where the tuning's segment_tiles "
-                               "is 1: sm_90's large shape), in the long and large shapes a warp of its own while "
-                               "the others prepare each step's map for the wait's end", tuning.LOOKBACK_REGS),
+                               "is 1: sm_90's large and mid_batch shapes), in sm_90's long tile a warp of its own "
+                               "while the others keep each step's prefix for a one-fma second pass",
+                               tuning.LOOKBACK_REGS),
     "hillis_steele": Variant(
         name="hillis_steele",
         source="hillis_steele.cu",

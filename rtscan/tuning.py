@@ -13,7 +13,7 @@ import re
 
 from .errors import UnsupportedError
 
-# (arch, dtype) -> two to four launch shapes of the `lookback_regs` kernel, each citing its evidence:
+# (arch, dtype) -> launch shapes of the `lookback_regs` kernel by kind, each citing its evidence:
 #   "long":  for sequences that fill a long tile (15/16 of one or more: registry.fills_a_tile) on
 #            the 16-byte path, in launches of at least `from_total_steps` steps (below that its
 #            few tiles leave SMs idle); holds as many tile bytes per SM as shared memory and
@@ -30,8 +30,9 @@ from .errors import UnsupportedError
 #   "many":  optional, tried next: as "batch" below, from more sequences, where the memory's
 #            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
 #   "mid_batch": optional, tried next: as "batch", for rows that fill one of its tiles, up to its
-#            `to_length` (sm_90: the large kind's shape, for rows longer than a long tile, whose
-#            shorter ones one_tile takes, to 2^17 steps, from 2^23 in all; P164-P166);
+#            `to_length` (sm_90: the large kind's shape, for batches of fewer rows than many's,
+#            longer than a long tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in
+#            all; P164-P166);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
 #            mid_batch);
@@ -110,8 +111,9 @@ LOOKBACK_REGS = {
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
                 "p165-sweep-2026-12-01-23.txt): 256 x 32768 0.819/0.819 against 0.776/0.774, 64 x 131072 "
                 "0.757/0.757 against 0.728/0.723, 512 x 32768 0.874/0.875 against 0.821/0.821, 128 x 131072 "
-                "0.846/0.847 against 0.804/0.806, 128 x 65536 0.767/0.765 against 0.752/0.752 (sequence order, "
-                "two-level, 0.787/0.786 there), 256 x 65536 0.843/0.840 against 0.827/0.820; against the batch "
+                "0.846/0.847 against 0.804/0.806, 128 x 65536 0.767/0.765 against 0.752/0.752, 256 x 65536 "
+                "0.843/0.840 against 0.827/0.820 (at 2^23 the long kind's form, sequence order and two levels, "
+                "was ahead on rows of 65536 and 131072: 0.787/0.786 and 0.780/0.776); against the batch "
                 "tile 1024 x 32768 0.941/0.937 against 0.871/0.874, 512 x 65536 0.881/0.872 against "
                 "0.861/0.851, 256 x 131072 0.907/0.907 against 0.860/0.862, 1024 x 65536 0.902/0.914 against "
                 "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849")),

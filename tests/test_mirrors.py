@@ -100,17 +100,18 @@ def cases():
         (0, (SEGMENT_TILES * big + 2 * big - 9,), -1, False, True),  # the tuned shape across a segment edge
         (1, (2, 2 * big + 31), -1, True, True),
         (5, (2 * tile_of(5) + 37,), -1, False, True),  # 12 warps, 11 chunks
-        (10, (2 * tile_of(10) + 37,), -1, False, True),  # the sm_90 large shape: 11 warps and a protocol warp
+        (10, (2 * tile_of(10) + 37,), -1, False, True),  # sm_90's large shape before P161: 11 warps and a protocol warp
         (10, (SEGMENT_TILES * tile_of(10) + 2 * tile_of(10) + 5,), -1, True, False),
         (12, (2 * tile_of(12) + 41,), -1, False, True),  # the sm_90 long shape: 11 warps and a protocol warp
         (13, (40 * tile_of(13) + 37,), -1, True, True),  # one-level over tiles with a protocol warp: a window crossed
-        (18, (2, 20 * tile_of(18) + 37), -1, False, True),  # the same chunks first: the sm_90 large shape
+        (18, (2, 20 * tile_of(18) + 37), -1, False, True),  # the same chunks first: sm_90's large shape before P161
         (19, (3, 34 * tile_of(19) + 5), -1, True, False),  # the long tile chunks first (long_batch), across a segment
         # the long tile with runs of 2, 4 and 8 staged chunks, the last tile cut inside a run
         (20, (2 * tile_of(20) + 9000,), -1, False, True),
         (21, (2, 2 * tile_of(21) + 13000), -1, True, False),
         (22, (3 * tile_of(22) + 16000,), -1, False, True),
         (23, (3, 34 * tile_of(23) + 5), -1, False, True),  # runs, chunks first, across a segment
+        (24, (2, 20 * tile_of(24) + 9037), -1, False, True),  # sm_90's large and mid_batch shape: runs, one level
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -161,9 +162,13 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
     _mirrors.assert_twin_caught(build_mirror, twin, BROKEN_TWINS[twin], cases(), tmp_path)
 
 
+# The tuning kinds for batches of two rows or more (registry.SHAPE_KINDS).
+BATCH_KINDS = ("many", "mid_batch", "short_batch", "long_batch", "batch")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name,path,tiles", [
-    ("lookback_regs", "many", 3), ("lookback_regs", "mid_batch", 3), ("lookback_regs", "short_batch", 3),
+    ("lookback_regs", "many", 3), ("lookback_regs", "mid_batch", 7), ("lookback_regs", "short_batch", 3),
     ("lookback_regs", "short_batch", 30),
     ("lookback_regs", "long_batch", 3), ("lookback_regs", "long_batch", 40),
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
@@ -184,7 +189,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in ("many", "mid_batch", "short_batch", "long_batch", "batch", "large") and path not in entry:
+    if path in BATCH_KINDS + ("large",) and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
@@ -199,8 +204,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
-        batch_kinds = ("many", "mid_batch", "short_batch", "long_batch", "batch")
-        length, sequences = (1 << 17, 2) if path in batch_kinds else (1 << 40, 1)
+        length, sequences = (1 << 17, 2) if path in BATCH_KINDS else (1 << 40, 1)
         length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, length, sequences).tile, tiles, vec)
     # assert_gpu_equals_mirror scans two sequences of `length`.
     wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", vec, length, 2))

@@ -86,31 +86,35 @@ def test_medians_by_place_in_the_row(timeline):
 
 
 def test_protocol_delay_by_the_sm_mates_phase(timeline):
-    # Five rows of two tiles. Each row's second tile waits from 2 us (its aggregate; the first tile's
-    # is out at 1 us) to its carry at 3.0-3.4 us; its SM-mate is the first tile of its own row, whose
-    # stamps set the mate's phase in that window. Row 4's first tile sits on an SM of its own.
-    first = {  # row: (first pass done, aggregate, carry, end) of the row's first tile, us
-        0: (0.5, 1.0, 1.0, 2.5),  # storing until 2.5 us
-        1: (2.2, 1.0, 1.0, 1.5),  # first pass still running at 2 us: loading (stamps stand for the phase)
-        2: (0.5, 1.0, 3.5, 4.0),  # waiting for its carry through the window
-        3: (0.5, 1.0, 1.0, 1.5),  # finished at 1.5 us
-        4: (0.5, 1.0, 1.0, 1.5),
+    # Seven rows of two tiles. The second tile of row r waits from 2 us (its aggregate; the first
+    # tile's is out at 1 us) to its carry at 3.0 + 0.1 r us. Rows 0-3 put the first tile on the same
+    # SM, its stamps setting the mate's phase in that window (they stand for the phase, not for a
+    # real tile). Row 4's second tile shares its SM with row 5's, which starts at 5 us, after row 4's
+    # wait: row 4's mate was idle then, not loading (a later wave), and row 5 waits 0.5 us beside a
+    # finished mate. Row 6's second tile is alone on its SM.
+    first = {  # row: (first pass done, aggregate, carry, end, SM) of the row's first tile, us
+        0: (0.5, 1.0, 1.0, 2.5, 0),  # storing until 2.5 us
+        1: (2.2, 1.0, 1.0, 1.5, 1),  # first pass still running at 2 us: loading
+        2: (0.5, 1.0, 3.5, 4.0, 2),  # waiting for its carry through the window
+        3: (0.5, 1.0, 1.0, 1.5, 3),  # finished at 1.5 us
+        4: (0.5, 1.0, 1.0, 1.5, 94), 5: (0.5, 1.0, 1.0, 1.5, 95), 6: (0.5, 1.0, 1.0, 1.5, 96),
     }
+    second = {row: (0.0, 1.5, 2.0, 3.0 + 0.1 * row, row) for row in first}  # start, first pass, aggregate, carry, SM
+    second[5] = (5.0, 5.5, 6.0, 6.5, 4)
     rows = []
-    for row, (scanned, aggregate, carry, end) in first.items():
-        later_carry = 3.0 + 0.1 * row
-        rows.append([0, aggregate, carry, end, row if row < 4 else 99, scanned, 0])
-        rows.append([0, 2.0, later_carry, later_carry + 1, row, 1.5, 0])
+    for row, (scanned, aggregate, carry, end, sm) in first.items():
+        started, done, out, came, place = second[row]
+        rows += [[0, aggregate, carry, end, sm, scanned, 0], [started, out, came, came + 1, place, done, started]]
     stamps = (np.array(rows) * 1000).astype(np.int64)
-    assert timeline.by_mate_phase(stamps, sequences=5) == [
+    assert timeline.by_mate_phase(stamps, sequences=7) == [
         "  protocol delay of later tiles by their SM-mates' phase (count, median us):",
         "    storing: 1, 1.00",
         "    loading: 1, 1.10",
         "    waiting: 1, 1.20",
-        "    finished: 1, 1.30",
-        "    alone: 1, 1.40",
+        "    idle: 3, 1.30",  # rows 3, 4 and 5: 1.3, 1.4 and 0.5 us
+        "    alone: 1, 1.60",
     ]
-    assert timeline.by_mate_phase(stamps, sequences=10) == []  # rows of one tile
+    assert timeline.by_mate_phase(stamps, sequences=14) == []  # rows of one tile
 
 
 def test_analysis_of_rows_of_one_tile_keeps_them(timeline):

@@ -110,16 +110,16 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // the look-back over segments crosses windows. 6 and 7 are the seed's one-level look-backs (one
 // step per thread, segments of one tile) walked serially and by a warp, on 64-step tiles; 8 and 9
 // the same on the 256-step tiles of the lookback_serial and lookback_warp tuning entries. 10 is the
-// sm_90 large shape, which has a protocol warp; 11 has one on small scalar tiles (lanes whose steps
-// run past the sequence's end in the middle of a chunk). 12 is the sm_90 long shape, which has a
-// protocol warp too. 13 is the large shape with the one-level look-back over tiles (P48). 14 is the
+// sm_90 large shape before P161, which has a protocol warp; 11 has one on small scalar tiles (lanes
+// whose steps run past the sequence's end in the middle of a chunk). 12 is the sm_90 long tile before
+// runs, which has a protocol warp too. 13 is 10 with the one-level look-back over tiles (P48). 14 is the
 // sm_90 batch shape, whose tickets take chunk c of every sequence first; 15 the same order on tiny
 // tiles, so short batches span many segments; 16 the batch tile in sequence order (sm_90's many);
 // 17 the short tile chunks first (sm_90's short_batch). 18 is 13 with tickets chunks first (sm_90's
-// large shape, P130), 19 is 12 with them (sm_90's long_batch, P133). 20-22 are the long shape with
-// runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first. 24 is sm_90's large
-// shape since P161: the long tile with runs of 2, the one-level look-back and tickets chunks first
-// (10, 13 and 18 are its earlier 352 x 56 forms).
+// large shape from P130 to P161), 19 is 12 with them (sm_90's long_batch before runs, P133). 20-22
+// are the long tile with runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first.
+// 24 is sm_90's large and mid_batch shape since P161: the long tile with runs of 2, the one-level
+// look-back and tickets chunks first.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
