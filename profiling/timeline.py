@@ -166,15 +166,22 @@ def analyse(stamps: np.ndarray, sequences: int = 1) -> list[str]:
     return lines + first_wave(start, aggregate, carry, end)
 
 
+def rows_of_few_tiles(stamps: np.ndarray, sequences: int) -> np.ndarray | None:
+    """The stamps as (rows, tiles of a row, stamps), 64-bit, for rows of 2-8 tiles (what the
+    by-row readings below take); None for rows of one tile or of more than 8."""
+    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
+    return rows if 2 <= rows.shape[1] <= 8 else None
+
+
 def by_place_in_row(stamps: np.ndarray, sequences: int) -> list[str]:
     """For rows of 2-8 tiles, lines of medians by a tile's place in its row (microseconds from the
     first block's entry): its ticket, aggregate, carry and end, and for later places the carry's
     delay after the last of the row's earlier aggregates (NOTES 100 read 64 x 65536 this way).
     Rows of one tile or of more than 8 give no lines."""
-    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
-    places = rows.shape[1]
-    if not 2 <= places <= 8:
+    rows = rows_of_few_tiles(stamps, sequences)
+    if rows is None:
         return []
+    places = rows.shape[1]
     rows = rows - stamps[:, 6].min()
     earlier_out = np.maximum.accumulate(rows[:, :, 1], axis=1)
     lines = ["  by place in the row (medians, us):"]
@@ -199,10 +206,10 @@ def by_mate_phase(stamps: np.ndarray, sequences: int) -> list[str]:
     waiting (between aggregate and carry), else none of those (finished, or not yet started); alone
     if no other block of the launch ran on the SM. Counts and medians in us (NOTES 104 read
     64 x 65536 this way). Other rows give no lines."""
-    rows = stamps.astype(np.int64).reshape(sequences, -1, STAMPS)
-    places = rows.shape[1]
-    if not 2 <= places <= 8:
+    rows = rows_of_few_tiles(stamps, sequences)
+    if rows is None:
         return []
+    places = rows.shape[1]
     tiles = rows.reshape(-1, STAMPS)
     start, aggregate, carry, end, sm, scanned = (tiles[:, k] for k in (0, 1, 2, 3, 4, 5))
     all_out = np.maximum.accumulate(rows[:, :, 1], axis=1)  # through each tile: its own and earlier aggregates

@@ -116,7 +116,9 @@ LOOKBACK_REGS = {
                 "was ahead on rows of 65536 and 131072: 0.787/0.786 and 0.780/0.776); against the batch "
                 "tile 1024 x 32768 0.941/0.937 against 0.871/0.874, 512 x 65536 0.881/0.872 against "
                 "0.861/0.851, 256 x 131072 0.907/0.907 against 0.860/0.862, 1024 x 65536 0.902/0.914 against "
-                "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849")),
+                "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849; auto's A/B, two rounds (P166, "
+                "profiling/results/h200/p166-ab-2026-12-01-23.txt): +3-10 % on nine such batches, 1024 x 32768 "
+                "0.930/0.927 against 0.845/0.857, controls even")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
             from_total_steps=1 << 23, to_total_steps=1 << 24, source=(

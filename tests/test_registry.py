@@ -144,8 +144,9 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
     """sm_90's batch shapes (P114-P119, P123, P164-P166): two sequences or more (many: 2048 or more),
     of at most 2^18 steps each (mid_batch and short_batch: 2^17), from 2^23 steps in all (short_batch:
-    to 2^24); mid_batch, the large kind's shape, for rows that fill a long tile, short_batch and
-    batch for shorter ones; the launches on either side keep their shapes."""
+    to 2^24); mid_batch, the large kind's shape, for rows longer than one long tile (one_tile takes
+    rows of one), short_batch and batch for shorter rows, batch also for rows of 2^17-2^18; the
+    launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
