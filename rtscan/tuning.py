@@ -27,12 +27,13 @@ from .errors import UnsupportedError
 #   "one_tile": optional, tried first: batches whose rows fit one of its tiles (from 15/16 of it:
 #            registry.fills_a_tile), whose tiles then need no look-back at all (sm_90: the long
 #            tile with runs, which beats the batch tiles there);
-#   "many":  optional, tried next: as "batch" below, from more sequences, where the memory's
-#            locality matters more than the tiles' waits (sm_90: the batch tile in sequence order);
-#   "mid_batch": optional, tried next: as "batch", for rows that fill one of its tiles, up to its
-#            `to_length` (sm_90: the large kind's shape, for batches of fewer rows than many's,
-#            longer than a long tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in
-#            all; P164-P166);
+#   "mid_batch": optional, tried next: as "batch" below, for rows that fill one of its tiles, up to
+#            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
+#            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
+#            rows; P164-P166, P168);
+#   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
+#            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for rows
+#            mid_batch leaves: shorter than a long tile, or past 2^17 steps);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
 #            mid_batch);
@@ -96,14 +97,6 @@ LOOKBACK_REGS = {
                 "results/h200/misaligned-2026-12-01-20.txt). auto's A/B, two rounds (results/h200/"
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
-        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
-            "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
-            "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
-            "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
-            "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
-            "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
-            "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
-            "0.865, 2048 x 32768 0.886 against 0.864")),
         "mid_batch": dict(
             _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
@@ -118,7 +111,19 @@ LOOKBACK_REGS = {
                 "0.861/0.851, 256 x 131072 0.907/0.907 against 0.860/0.862, 1024 x 65536 0.902/0.914 against "
                 "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849; auto's A/B, two rounds (P166, "
                 "profiling/results/h200/p166-ab-2026-12-01-23.txt): +3-10 % on nine such batches, 1024 x 32768 "
-                "0.930/0.927 against 0.845/0.857, controls even")),
+                "0.930/0.927 against 0.845/0.857, controls even. However many rows: against many's batch tile "
+                "in sequence order, sweep.py on an H200, two rounds (P168, profiling/results/h200/"
+                "p168-sweep-2026-12-01-24.txt), 2048 x 32768 0.954/0.946 against 0.885/0.886, 4096 x 32768 "
+                "0.967/0.963 against 0.904/0.898, 2048 x 65536 0.927/0.934 against 0.894/0.893, 8192 x 32768 "
+                "0.984/0.992 against 0.913/0.918, 2048 x 131072 0.947/0.955 against 0.871/0.881")),
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
+            "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
+            "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
+            "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
+            "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
+            "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
+            "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
+            "0.865, 2048 x 32768 0.886 against 0.864")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
             from_total_steps=1 << 23, to_total_steps=1 << 24, source=(

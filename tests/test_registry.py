@@ -142,11 +142,11 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
-    """sm_90's batch shapes (P114-P119, P123, P164-P166): two sequences or more (many: 2048 or more),
-    of at most 2^18 steps each (mid_batch and short_batch: 2^17), from 2^23 steps in all (short_batch:
-    to 2^24); mid_batch, the large kind's shape, for rows longer than one long tile (one_tile takes
-    rows of one), short_batch and batch for shorter rows, batch also for rows of 2^17-2^18; the
-    launches on either side keep their shapes."""
+    """sm_90's batch shapes (P114-P119, P123, P164-P166, P168): two sequences or more (many: 2048 or
+    more), of at most 2^18 steps each (mid_batch and short_batch: 2^17), from 2^23 steps in all
+    (short_batch: to 2^24); mid_batch, the large kind's shape, for rows longer than one long tile
+    (one_tile takes rows of one) however many, many, short_batch and batch for shorter rows, many and
+    batch also for rows of 2^17-2^18; the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
@@ -157,7 +157,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert mid_batch == large
     least = -(-15 * long.tile // 16)
     for length, sequences in ((65536, 512), (32768, 1024), (32768, 1023), (131072, 129), (65536, 256), (65536, 128),
-                              (131072, 64), (131072, 128), (long.tile + 4, 2**23 // long.tile + 1), (2**17, 2047)):
+                              (131072, 64), (131072, 128), (long.tile + 4, 2**23 // long.tile + 1), (2**17, 2047),
+                              (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
@@ -165,7 +166,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
-    for length, sequences in ((8192, 4096), (32768, 2048), (2**18, 2048)):
+    for length, sequences in ((8192, 4096), (least - 4, 2048), (2**17 + 4, 2048), (2**18, 2048)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
     assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
@@ -319,7 +320,7 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 
 def test_any_total_lifts_only_the_launch_thresholds():
-    """What the GPU tests and the sanitizer cases run: the many, mid_batch, short_batch, batch, large and long
+    """What the GPU tests and the sanitizer cases run: the mid_batch, many, short_batch, batch, large and long
     shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
