@@ -5,7 +5,7 @@
 # the 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). More cases
 # per tool run its mid_batch, short_batch and batch shapes (sm_90: two sequences or more, rows longer
 # than one long tile to 2^17 steps, rows shorter than 15/16 of one, rows of 2^17-2^18 steps) on
-# 2 x 60000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128 sequences of 2^17-2^18
+# 2 x 66000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128 sequences of 2^17-2^18
 # steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x 140000 steps, and its large
 # shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000 steps: 628 of its tiles, more
 # than 4 x 132 on an H200, so its blocks take claim_tile's stagger (kernels_cu/tile_state.cuh) under
@@ -35,7 +35,7 @@ for tool in memcheck racecheck; do
     for variant in $variants; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
-    echo "$tool lookback_regs 60000 any_total"  # the mid_batch shape (the large kind's) at 4 tiles a sequence
+    echo "$tool lookback_regs 66000 any_total"  # the mid_batch shape (the large kind's) at 4 tiles a sequence, the last 91 % full
     echo "$tool lookback_regs 12000 any_total"  # the short_batch shape at 3 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 any_total"  # the batch shape at 18 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 long_batch"  # the long tile at 9 tiles a sequence, chunks first

@@ -96,6 +96,14 @@ def fills_a_tile(length: int, tile: int) -> bool:
     return 16 * length >= 15 * tile
 
 
+def fills_its_tiles(length: int, tile: int) -> bool:
+    """Whether a sequence of `length` steps fills 15/16 of all the `tile`-step tiles it takes, its
+    last included: in a batch every row's last tile is as partly empty, and on an H200 rows of 2.37
+    long tiles (79 % of three) ran 12 % slower on them than on 8192-step tiles (P169,
+    profiling/results/h200/p169-ab-2026-12-01-24.txt)."""
+    return fills_a_tile(length, -(-length // tile) * tile)
+
+
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
     """A tuning entry whose one_tile, mid_batch, many, short_batch, long_batch, batch, large and long shapes
     take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
@@ -165,7 +173,8 @@ class Variant:
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
-        tile a sequence fills (fills_a_tile); else the short shape (tuning.py says why)."""
+        tile a sequence fills (fills_a_tile; with `fill_every_tile`, all its tiles: fills_its_tiles);
+        else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         total = num_seqs * length
@@ -177,7 +186,8 @@ class Variant:
                 continue
             if not self.vector_steps:
                 return entry_shape(fields, 1)
-            if vec == 4 and fills_a_tile(length, fields["block_threads"] * fields["items"]):
+            fills = fills_its_tiles if fields.get("fill_every_tile") else fills_a_tile
+            if vec == 4 and fills(length, fields["block_threads"] * fields["items"]):
                 shape = entry_shape(fields, 4)
                 if shape.vec == 4:
                     return shape

@@ -30,7 +30,7 @@ from .errors import UnsupportedError
 #   "mid_batch": optional, tried next: as "batch" below, for rows that fill one of its tiles, up to
 #            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
 #            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
-#            rows; P164-P166, P168);
+#            rows, that fill their last tile too; P164-P166, P168, P169);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for rows
 #            mid_batch leaves: shorter than a long tile, or past 2^17 steps);
@@ -47,6 +47,8 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
+# "fill_every_tile" (default 0): 1, a batch takes the kind only where its rows fill 15/16 of all the
+# tiles they take, the last one's empty part counted (registry.fills_its_tiles), not just of one.
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -98,7 +100,7 @@ LOOKBACK_REGS = {
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "mid_batch": dict(
-            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, source=(
+            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_every_tile=1, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
                 "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "

@@ -139,6 +139,8 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
+    assert registry.fills_its_tiles(30, 16) and not registry.fills_its_tiles(29, 16)  # 15/16 of two tiles
+    assert registry.fills_its_tiles(16, 16) and not registry.fills_its_tiles(17, 16) and registry.fills_a_tile(17, 16)
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
@@ -157,9 +159,14 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert mid_batch == large
     least = -(-15 * long.tile // 16)
     for length, sequences in ((65536, 512), (32768, 1024), (32768, 1023), (131072, 129), (65536, 256), (65536, 128),
-                              (131072, 64), (131072, 128), (long.tile + 4, 2**23 // long.tile + 1), (2**17, 2047),
+                              (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
+    # Rows whose last tile mid_batch's would leave more than 1/16 empty take the tiles they took before it (P169).
+    for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (60000, 512, "batch"),
+                                    (long.tile + 4, 600, "short_batch")):
+        shape = variant.launch_shape("sm_90", "float32", 4, length, sequences)
+        assert shape == registry.entry_shape(entry[kind], 4), (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
@@ -332,7 +339,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
 
-@pytest.mark.parametrize("length,lifted,kind", [(60000, "any_total", "mid_batch"), (12000, "any_total", "short_batch"),
+@pytest.mark.parametrize("length,lifted,kind", [(66000, "any_total", "mid_batch"), (12000, "any_total", "short_batch"),
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long")])
