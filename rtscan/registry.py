@@ -96,12 +96,11 @@ def fills_a_tile(length: int, tile: int) -> bool:
     return 16 * length >= 15 * tile
 
 
-def fills_its_tiles(length: int, tile: int) -> bool:
-    """Whether a sequence of `length` steps fills 15/16 of all the `tile`-step tiles it takes, its
-    last included: in a batch every row's last tile is as partly empty, and on an H200 rows of 2.37
-    long tiles (79 % of three) ran 12 % slower on them than on 8192-step tiles (P169,
-    profiling/results/h200/p169-ab-2026-12-01-24.txt)."""
-    return fills_a_tile(length, -(-length // tile) * tile)
+def fills_its_tiles(length: int, tile: int, fraction: float) -> bool:
+    """Whether a sequence of `length` steps fills `fraction` of all the `tile`-step tiles it takes,
+    its last one's empty part counted: in a batch every row's last tile is as empty, so that part
+    is the launch's, not one tile in hundreds as for one sequence (tuning.py's row_fill)."""
+    return length >= fraction * (-(-length // tile) * tile)
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
@@ -173,8 +172,8 @@ class Variant:
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
-        tile a sequence fills (fills_a_tile; with `fill_every_tile`, all its tiles: fills_its_tiles);
-        else the short shape (tuning.py says why)."""
+        tile a sequence fills (fills_a_tile), and at least `row_fill` of all the tiles it takes
+        (fills_its_tiles); else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         vec = vec if self.vector_steps else 1
         total = num_seqs * length
@@ -186,8 +185,8 @@ class Variant:
                 continue
             if not self.vector_steps:
                 return entry_shape(fields, 1)
-            fills = fills_its_tiles if fields.get("fill_every_tile") else fills_a_tile
-            if vec == 4 and fills(length, fields["block_threads"] * fields["items"]):
+            tile = fields["block_threads"] * fields["items"]
+            if vec == 4 and fills_a_tile(length, tile) and fills_its_tiles(length, tile, fields.get("row_fill", 0)):
                 shape = entry_shape(fields, 4)
                 if shape.vec == 4:
                     return shape

@@ -30,7 +30,7 @@ from .errors import UnsupportedError
 #   "mid_batch": optional, tried next: as "batch" below, for rows that fill one of its tiles, up to
 #            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
 #            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
-#            rows, that fill their last tile too; P164-P166, P168, P169);
+#            rows, where they fill 7/8 of their tiles; P164-P166, P168-P170);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for rows
 #            mid_batch leaves: shorter than a long tile, or past 2^17 steps);
@@ -47,8 +47,8 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
-# "fill_every_tile" (default 0): 1, a batch takes the kind only where its rows fill 15/16 of all the
-# tiles they take, the last one's empty part counted (registry.fills_its_tiles), not just of one.
+# "row_fill" (default 0): the least part of all the tiles a row takes that its steps must fill, the
+# last tile's empty part counted (registry.fills_its_tiles), for a launch to take the kind.
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -100,7 +100,7 @@ LOOKBACK_REGS = {
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "mid_batch": dict(
-            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_every_tile=1, source=(
+            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, row_fill=7 / 8, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
                 "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
@@ -117,7 +117,15 @@ LOOKBACK_REGS = {
                 "in sequence order, sweep.py on an H200, two rounds (P168, profiling/results/h200/"
                 "p168-sweep-2026-12-01-24.txt), 2048 x 32768 0.954/0.946 against 0.885/0.886, 4096 x 32768 "
                 "0.967/0.963 against 0.904/0.898, 2048 x 65536 0.927/0.934 against 0.894/0.893, 8192 x 32768 "
-                "0.984/0.992 against 0.913/0.918, 2048 x 131072 0.947/0.955 against 0.871/0.881")),
+                "0.984/0.992 against 0.913/0.918, 2048 x 131072 0.947/0.955 against 0.871/0.881; auto's A/B, two "
+                "rounds (P169, P170; profiling/results/h200/p169-ab-2026-12-01-24.txt, p170-ab-2026-12-01-24.txt): "
+                "2048 x 32768 0.956/0.958 against 0.875/0.881, 8192 x 32768 0.996/0.997 against 0.912/0.913, "
+                "2048 x 131072 0.947/0.951 against 0.883/0.883. row_fill 7/8: rows 79 % full (40000 steps, three "
+                "tiles) lost to the batch tile, 98 % full, 0.770/0.771 against 0.877/0.873 (3000 rows) and "
+                "0.753/0.755 against 0.818/0.821 (1024 rows); rows 89 % full (60000 steps) won against it, 92 % "
+                "full, 0.817/0.822 against 0.766/0.770 (512 rows); rows of 16900 (two tiles, 50 %) ran 0.52 "
+                "against 0.77 on the short tile. Where the batch tile is full and the long tiles 7/8 full "
+                "(rows of 90112 steps), the long tile's 5-9 % at equal fill would about break even; unmeasured")),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "

@@ -139,8 +139,8 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
-    assert registry.fills_its_tiles(30, 16) and not registry.fills_its_tiles(29, 16)  # 15/16 of two tiles
-    assert registry.fills_its_tiles(16, 16) and not registry.fills_its_tiles(17, 16) and registry.fills_a_tile(17, 16)
+    assert registry.fills_its_tiles(28, 16, 7 / 8) and not registry.fills_its_tiles(27, 16, 7 / 8)  # of two tiles
+    assert registry.fills_its_tiles(16, 16, 1) and not registry.fills_its_tiles(17, 16, 0.6) and registry.fills_a_tile(17, 16)
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
@@ -162,9 +162,10 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
                               (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
-    # Rows whose last tile mid_batch's would leave more than 1/16 empty take the tiles they took before it (P169).
-    for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (60000, 512, "batch"),
-                                    (long.tile + 4, 600, "short_batch")):
+    # Rows that would leave more than 1/8 of mid_batch's tiles empty take the tiles they took before it (P169, P170).
+    for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
+                                    (60000, 512, "mid_batch"), (7 * long.tile // 2, 1000, "mid_batch"),
+                                    (7 * long.tile // 2 - 4, 1000, "batch")):
         shape = variant.launch_shape("sm_90", "float32", 4, length, sequences)
         assert shape == registry.entry_shape(entry[kind], 4), (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
