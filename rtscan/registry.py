@@ -77,12 +77,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
-# 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "many",
-# "short_batch", "long_batch" and "batch" (optional) for batches of rows within their `from_length` and
+# 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch",
+# "many", "short_batch" and "batch" (optional) for batches of rows within their `from_length` and
 # `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
 # sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
 # at most their `to_sequences`.
-SHAPE_KINDS = ("one_tile", "mid_batch", "many", "short_batch", "long_batch", "batch", "large", "long", "fewest",
+SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "batch", "large", "long", "fewest",
                "few")
 
 

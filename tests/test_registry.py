@@ -144,11 +144,12 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
-    """sm_90's batch shapes (P114-P119, P123, P164-P166, P168): two sequences or more (many: 2048 or
-    more), of at most 2^18 steps each (mid_batch and short_batch: 2^17), from 2^23 steps in all
-    (short_batch: to 2^24); mid_batch, the large kind's shape, for rows longer than one long tile
-    (one_tile takes rows of one) however many, many, short_batch and batch for shorter rows, many and
-    batch also for rows of 2^17-2^18; the launches on either side keep their shapes."""
+    """sm_90's batch shapes (P114-P119, P123, P164-P166, P168-P172): two sequences or more (many: 2048
+    or more, long_batch: 128 or more), of at most 2^18 steps each (mid_batch and short_batch: 2^17),
+    from 2^23 steps in all (short_batch: to 2^24, long_batch: from 2^25); mid_batch, the large kind's
+    shape, for rows longer than one long tile (one_tile takes rows of one) that fill 7/8 of their
+    tiles, however many; long_batch for rows of 2^17-2^18, however many past 128; many, short_batch
+    and batch for the rest; the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
@@ -174,13 +175,14 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
-    for length, sequences in ((8192, 4096), (least - 4, 2048), (2**17 + 4, 2048), (2**18, 2048)):
+    for length, sequences in ((8192, 4096), (least - 4, 2048), (40000, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
     assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
-    for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256)):
+    for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256), (2**17 + 4, 2048),
+                              (2**18, 4096)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == long_batch, (length, sequences)
-    for length, sequences in ((2**18, 64), (2**17, 512), (2**18, 2048)):  # under 2^25 steps, rows of 2^17, many
+    for length, sequences in ((2**18, 64), (2**17, 512), (2**18 + 4, 2048)):  # under 2^25 steps, rows of 2^17, past 2^18
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != long_batch, (length, sequences)
     assert variant.launch_shape("sm_90", "float32", 4, 65536, 64) == long  # 2^22 steps: one wave of long tiles
     assert variant.launch_shape("sm_90", "float32", 4, 2**19, 64) == large  # rows past to_length
