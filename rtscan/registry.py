@@ -104,7 +104,7 @@ def fills_its_tiles(length: int, tile: int, fraction: float) -> bool:
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
-    """A tuning entry whose one_tile, mid_batch, many, short_batch, long_batch, batch, large and long shapes
+    """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, batch, large and long shapes
     take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
     the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
     `any_sequences` also lose their `from_sequences` bound."""

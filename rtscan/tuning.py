@@ -31,14 +31,16 @@ from .errors import UnsupportedError
 #            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
 #            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
 #            rows, where they fill 7/8 of their tiles; P164-P166, P168-P170);
+#   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
+#            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all,
+#            however many rows past 128: P133, P172);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
-#            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for rows
-#            mid_batch leaves: shorter than a long tile, or past 2^17 steps);
+#            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
+#            rows mid_batch and long_batch leave: shorter than a long tile, or filling under 7/8 of
+#            the long tiles they would take);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
 #            mid_batch);
-#   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
-#            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -126,6 +128,28 @@ LOOKBACK_REGS = {
                 "full, 0.817/0.822 against 0.766/0.770 (512 rows); rows of 16900 (two tiles, 50 %) ran 0.52 "
                 "against 0.77 on the short tile. Where the batch tile is full and the long tiles 7/8 full "
                 "(rows of 90112 steps), the long tile's 5-9 % at equal fill would about break even; unmeasured")),
+        "long_batch": dict(
+            _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
+            to_length=1 << 18,
+            from_total_steps=1 << 25, source=(
+                "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
+                "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
+                "Rows of 2^18: 128 x 262144 0.849 against 0.837, 256 x 262144 0.888 against 0.868, 512 x "
+                "262144 0.906 against 0.872, 1024 x 262144 0.915 against 0.875; at 2^24 it lost (64 x 262144 "
+                "0.778 against 0.795). Rows of 2^17 tied (512 x 131072 0.858 against 0.859, 1024 x 131072 "
+                "0.886 against 0.876); rows of 2^19 went to the large tile (0.897 against 0.884 at 128 x "
+                "524288). Between them, P134's A/B (results/h200/p134-ab-2026-12-01-19.txt): rows of 196608 "
+                "0.891 against 0.869 at 1024 rows, 0.872 against 0.859 at 512, even at 256; rows of 393216 "
+                "stay with the large tile (0.922 against 0.895 at 256 rows). from_sequences 128: the fewest "
+                "measured, and what rows of at most 2^18 steps need for 2^25 in all anyway; two rows lifted "
+                "to any total (tests/conftest.py, sanitize.sh's any_total cases) stay on the batch tile. auto's "
+                "A/B (P133, results/h200/p133-ab-2026-12-01-18.txt): 1024 x 262144 0.918/0.916 against "
+                "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867. Runs of 4 staged chunks "
+                f"(lookback.cu's RUN_CHUNKS), {_P140}: 512 x 262144 0.929/0.928 against 0.902/0.901 without, "
+                "0.925/0.923 with runs of 2. Tried before many (P172, profiling/results/h200/"
+                "p172-ab-2026-12-01-24.txt, auto's A/B, two rounds): 2048 x 262144 0.948/0.953 against "
+                "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
+                "0.859/0.859 against 0.825/0.836")),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
@@ -145,25 +169,6 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
-        "long_batch": dict(
-            _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
-            to_length=1 << 18,
-            from_total_steps=1 << 25, source=(
-                "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
-                "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
-                "Rows of 2^18: 128 x 262144 0.849 against 0.837, 256 x 262144 0.888 against 0.868, 512 x "
-                "262144 0.906 against 0.872, 1024 x 262144 0.915 against 0.875; at 2^24 it lost (64 x 262144 "
-                "0.778 against 0.795). Rows of 2^17 tied (512 x 131072 0.858 against 0.859, 1024 x 131072 "
-                "0.886 against 0.876); rows of 2^19 went to the large tile (0.897 against 0.884 at 128 x "
-                "524288). Between them, P134's A/B (results/h200/p134-ab-2026-12-01-19.txt): rows of 196608 "
-                "0.891 against 0.869 at 1024 rows, 0.872 against 0.859 at 512, even at 256; rows of 393216 "
-                "stay with the large tile (0.922 against 0.895 at 256 rows). from_sequences 128: the fewest "
-                "measured, and what rows of at most 2^18 steps need for 2^25 in all anyway; two rows lifted "
-                "to any total (tests/conftest.py, sanitize.sh's any_total cases) stay on the batch tile. auto's "
-                "A/B (P133, results/h200/p133-ab-2026-12-01-18.txt): 1024 x 262144 0.918/0.916 against "
-                "0.875/0.877, 512 x 262144 0.892/0.901 against 0.868/0.867. Runs of 4 staged chunks "
-                f"(lookback.cu's RUN_CHUNKS), {_P140}: 512 x 262144 0.929/0.928 against 0.902/0.901 without, "
-                "0.925/0.923 with runs of 2")),
         "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "

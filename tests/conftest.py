@@ -74,7 +74,7 @@ def rng(request):
 
 @pytest.fixture(autouse=True)
 def long_shape_from_one_tile(request, monkeypatch):
-    """In GPU tests, the batch kinds' shapes (one_tile, mid_batch, many, short_batch, long_batch,
+    """In GPU tests, the batch kinds' shapes (one_tile, mid_batch, long_batch, many, short_batch,
     batch) for batches of rows they bound, else the large, else the long launch shape, for any
     sequence that fills one of its tiles (registry.fills_a_tile), whatever the launch's total."""
     if not request.node.get_closest_marker("gpu") or request.node.get_closest_marker("tuned_shapes"):

@@ -140,7 +140,8 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
     assert registry.fills_its_tiles(28, 16, 7 / 8) and not registry.fills_its_tiles(27, 16, 7 / 8)  # of two tiles
-    assert registry.fills_its_tiles(16, 16, 1) and not registry.fills_its_tiles(17, 16, 0.6) and registry.fills_a_tile(17, 16)
+    assert registry.fills_its_tiles(16, 16, 1) and registry.fills_a_tile(17, 16)
+    assert not registry.fills_its_tiles(17, 16, 0.6)  # 17 of 32: the first tile full, the second nearly empty
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
@@ -182,7 +183,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256), (2**17 + 4, 2048),
                               (2**18, 4096)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == long_batch, (length, sequences)
-    for length, sequences in ((2**18, 64), (2**17, 512), (2**18 + 4, 2048)):  # under 2^25 steps, rows of 2^17, past 2^18
+    # under 2^25 steps in all, rows of 2^17, rows past 2^18
+    for length, sequences in ((2**18, 64), (2**17, 512), (2**18 + 4, 2048)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != long_batch, (length, sequences)
     assert variant.launch_shape("sm_90", "float32", 4, 65536, 64) == long  # 2^22 steps: one wave of long tiles
     assert variant.launch_shape("sm_90", "float32", 4, 2**19, 64) == large  # rows past to_length
