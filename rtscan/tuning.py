@@ -39,8 +39,7 @@ from .errors import UnsupportedError
 #            rows mid_batch and long_batch leave: shorter than a long tile, or filling under 7/8 of
 #            the long tiles they would take);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
-#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows too short for
-#            mid_batch);
+#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows mid_batch leaves);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk

@@ -216,6 +216,18 @@ def test_every_tuning_entry_cites_its_source():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
 
+def test_every_tuning_field_is_one_the_registry_reads():
+    """A misspelt field (a bound, row_fill, a template parameter) would be ignored without a word."""
+    shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
+    routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
+               "row_fill", "source"}
+    for variant in registry.VARIANTS.values():
+        for (arch, dtype), entry in variant.table.items():
+            for kind, shape in entry.items():
+                unread = set(shape) - shape_fields - routing
+                assert not unread, f"{variant.name} {arch}/{dtype} {kind}: {unread}"
+
+
 def test_public_variants_listing():
     listing = rtscan.variants()
     assert [v["name"] for v in listing] == list(registry.VARIANTS)
