@@ -3,16 +3,16 @@ VARIANT, through the 16-byte path (time contiguous; LENGTH a multiple of 4, or t
 sequence is misaligned and the scalar path runs instead) and the scalar path (time stride 2), from
 NumPy host arrays so no framework's kernels run under the tool; check against the reference.
 
-With a third argument `any_total`, a 16-byte launch takes the variant's mid_batch, short_batch, batch,
-large or long shape whenever a sequence fills one of its tiles, whatever the launch's total steps (as the
-GPU tests do, tests/conftest.py): that puts shapes meant for 2^21 or 2^24 steps and more under the
-tools at a size they can finish. With `long_batch`, the same, and the long_batch shape also takes
-two sequences (its from_sequences lifted, as tests/test_mirrors.py does), so rows of 2^17-2^18
-steps reach it. With `head` instead, the two sequences lie in device memory one
-element past a 16-byte boundary (a, b and out alike), which the look-back kernels scan 16 bytes at a
-time from the boundary (SeqLayout.head, P67); memcheck then sees whether a read or write strays
-outside the allocations. columns and columns_lookback also scan time-major batches of 100 and 12
-sequences.
+With a third argument `any_total`, a 16-byte launch takes the variant's mid_batch, short_batch,
+batch, large or long shape whenever a sequence fills one of its tiles (mid_batch: 7/8 of all of
+them), whatever the launch's total steps (as the GPU tests do, tests/conftest.py): that puts shapes
+meant for 2^21 or 2^24 steps and more under the tools at a size they can finish. With `long_batch`,
+the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
+tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `head` instead, the two
+sequences lie in device memory one element past a 16-byte boundary (a, b and out alike), which the
+look-back kernels scan 16 bytes at a time from the boundary (SeqLayout.head, P67); memcheck then
+sees whether a read or write strays outside the allocations. columns and columns_lookback also scan
+time-major batches of 100 and 12 sequences.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | head]
 """

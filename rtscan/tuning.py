@@ -36,10 +36,11 @@ from .errors import UnsupportedError
 #            however many rows past 128: P133, P172);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
-#            rows mid_batch and long_batch leave: shorter than a long tile, or filling under 7/8 of
-#            the long tiles they would take);
+#            rows the kinds before it leave: too short for one_tile, or filling under 7/8 of the long
+#            tiles they would take);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
-#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows mid_batch leaves);
+#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
+#            leave);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk

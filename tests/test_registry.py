@@ -140,7 +140,7 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
     assert registry.fills_its_tiles(28, 16, 7 / 8) and not registry.fills_its_tiles(27, 16, 7 / 8)  # of two tiles
-    assert registry.fills_its_tiles(16, 16, 1) and registry.fills_a_tile(17, 16)
+    assert registry.fills_its_tiles(32, 16, 1) and not registry.fills_its_tiles(31, 16, 1)
     assert not registry.fills_its_tiles(17, 16, 0.6)  # 17 of 32: the first tile full, the second nearly empty
 
 
@@ -164,7 +164,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
                               (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
-    # Rows that would leave more than 1/8 of mid_batch's tiles empty take the tiles they took before it (P169, P170).
+    # Rows either side of mid_batch's row_fill (7/8): those under it take the tiles they took before it (P169-P171).
     for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
                                     (60000, 512, "mid_batch"), (7 * long.tile // 2, 1000, "mid_batch"),
                                     (7 * long.tile // 2 - 4, 1000, "batch")):
@@ -216,8 +216,9 @@ def test_every_tuning_entry_cites_its_source():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
 
-def test_every_tuning_field_is_one_the_registry_reads():
-    """A misspelt field (a bound, row_fill, a template parameter) would be ignored without a word."""
+def test_every_tuning_field_is_a_known_one():
+    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, row_fill
+    or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
                "row_fill", "source"}
@@ -344,8 +345,8 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 
 def test_any_total_lifts_only_the_launch_thresholds():
-    """What the GPU tests and the sanitizer cases run: the mid_batch, many, short_batch, batch, large and long
-    shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
+    """What the GPU tests and the sanitizer cases run: the one_tile, mid_batch, long_batch, many, short_batch,
+    batch, large and long shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
