@@ -73,14 +73,14 @@ def shadowed_long_lengths() -> list[int]:
 @pytest.mark.parametrize("length", shadowed_long_lengths())
 def test_long_shape_below_a_large_one(rng, monkeypatch, length, mode):
     """The tuned long shape runs launches between its own from_total_steps and the large shape's;
-    with every threshold lifted (conftest.py) the large shape takes its lengths (and the many,
-    mid_batch, short_batch and batch shapes batches of rows they bound), so here they are taken out of the
+    with every threshold lifted (conftest.py) the large shape takes its lengths (and the batch kinds
+    batches of rows they bound), so here every kind tried before the long one is taken out of the
     table, which leaves the long one as tuned."""
     from rtscan import _kernels
 
     variant, arch = registry.resolve("auto"), _kernels.device_arch(0)
     large = variant.launch_shape(arch, "float32", 4, 2**40)
-    if "large" not in without_kinds(monkeypatch, variant, arch, ("many", "mid_batch", "short_batch", "batch", "large")):
+    if "large" not in without_kinds(monkeypatch, variant, arch, registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index("long")]):
         pytest.skip(f"the tuning for {arch} has no large shape")
     assert variant.launch_shape(arch, "float32", 4, length) != large
     run(rng, variant.name, mode, length)
