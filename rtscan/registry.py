@@ -96,11 +96,11 @@ def fills_a_tile(length: int, tile: int) -> bool:
     return 16 * length >= 15 * tile
 
 
-def fills_its_tiles(length: int, tile: int, fraction: float) -> bool:
-    """Whether a sequence of `length` steps fills `fraction` of all the `tile`-step tiles it takes,
-    its last one's empty part counted: in a batch every row's last tile is as empty, so that part
-    is the launch's, not one tile in hundreds as for one sequence (tuning.py's row_fill)."""
-    return length >= fraction * (-(-length // tile) * tile)
+def tile_fill(length: int, tile: int) -> float:
+    """The part of all the `tile`-step tiles a sequence of `length` steps takes that its steps fill,
+    its last tile's empty part counted: in a batch every row's last tile is as empty, so that part
+    is the launch's, not one tile in hundreds as for one sequence (tuning.py's fill_edge)."""
+    return length / (-(-length // tile) * tile)
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
@@ -172,25 +172,36 @@ class Variant:
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
-        tile a sequence fills (fills_a_tile), and at least `row_fill` of all the tiles it takes
-        (fills_its_tiles); else the short shape (tuning.py says why)."""
+        tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
+        times that edge is at least the tile_fill of the shape the kinds after it would give, and
+        at least that kind's `fill_to_take_over`; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        vec = vec if self.vector_steps else 1
+        return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)[1]
+
+    def _first_kind(self, entry: dict, kinds: tuple[str, ...], vec: int, length: int,
+                    num_seqs: int) -> tuple[str, LaunchShape]:
+        """(kind, shape) for launch_shape, from `kinds` only."""
         total = num_seqs * length
-        for kind in SHAPE_KINDS:
+        for place, kind in enumerate(kinds):
             fields = entry.get(kind)
             if (fields is None or not fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
                     or not fields.get("from_length", 0) <= length <= fields.get("to_length", length)):
                 continue
             if not self.vector_steps:
-                return entry_shape(fields, 1)
+                return kind, entry_shape(fields, 1)
             tile = fields["block_threads"] * fields["items"]
-            if vec == 4 and fills_a_tile(length, tile) and fills_its_tiles(length, tile, fields.get("row_fill", 0)):
-                shape = entry_shape(fields, 4)
-                if shape.vec == 4:
-                    return shape
-        return entry_shape(entry["short"], vec)
+            if vec != 4 or not fills_a_tile(length, tile) or entry_shape(fields, 4).vec != 4:
+                continue
+            edge = fields.get("fill_edge")
+            if edge is not None:
+                other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
+                fill = tile_fill(length, tile)
+                if (edge * fill < tile_fill(length, other.steps_per_sequence)
+                        or fill < entry.get(other_kind, {}).get("fill_to_take_over", 0)):
+                    continue
+            return kind, entry_shape(fields, 4)
+        return "short", entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:
         """Every shape launch_shape can return, in a fixed order: what gets compiled."""

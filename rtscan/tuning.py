@@ -49,8 +49,10 @@ from .errors import UnsupportedError
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
-# "row_fill" (default 0): the least part of all the tiles a row takes that its steps must fill, the
-# last tile's empty part counted (registry.fills_its_tiles), for a launch to take the kind.
+# "fill_edge" (optional): what the kind's tile is worth at equal fill against the tile the kinds after
+# it would give a launch; the kind takes the launch only where the part of its tiles a row fills
+# (registry.tile_fill, the last tile's empty part counted) times this edge is at least the part of
+# that other tile's the row fills.
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -102,7 +104,7 @@ LOOKBACK_REGS = {
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "mid_batch": dict(
-            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, row_fill=7 / 8, source=(
+            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_edge=1.08, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
                 "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
@@ -130,7 +132,7 @@ LOOKBACK_REGS = {
                 "(rows of 90112 steps), the long tile's 5-9 % at equal fill would about break even; unmeasured")),
         "long_batch": dict(
             _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
-            to_length=1 << 18,
+            to_length=1 << 18, fill_edge=1.08,
             from_total_steps=1 << 25, source=(
                 "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
                 "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
@@ -150,7 +152,7 @@ LOOKBACK_REGS = {
                 "p172-ab-2026-12-01-24.txt, auto's A/B, two rounds): 2048 x 262144 0.948/0.953 against "
                 "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
                 "0.859/0.859 against 0.825/0.836")),
-        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, source=(
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=0.9, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "

@@ -139,18 +139,19 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
-    assert registry.fills_its_tiles(28, 16, 7 / 8) and not registry.fills_its_tiles(27, 16, 7 / 8)  # of two tiles
-    assert registry.fills_its_tiles(32, 16, 1) and not registry.fills_its_tiles(31, 16, 1)
-    assert not registry.fills_its_tiles(17, 16, 0.6)  # 17 of 32: the first tile full, the second nearly empty
+    assert registry.tile_fill(28, 16) == 7 / 8 and registry.tile_fill(32, 16) == 1  # of two tiles
+    assert registry.tile_fill(17, 16) == 17 / 32  # the first tile full, the second nearly empty
 
 
 def test_batches_of_rows_the_batch_shape_bounds_take_it():
     """sm_90's batch shapes (P114-P119, P123, P164-P166, P168-P172): two sequences or more (many: 2048
     or more, long_batch: 128 or more), of at most 2^18 steps each (mid_batch and short_batch: 2^17),
     from 2^23 steps in all (short_batch: to 2^24, long_batch: from 2^25); mid_batch, the large kind's
-    shape, for rows longer than one long tile (one_tile takes rows of one) that fill 7/8 of their
-    tiles, however many; long_batch for rows of 2^17-2^18, however many past 128; many, short_batch
-    and batch for the rest; the launches on either side keep their shapes."""
+    shape, for rows longer than one long tile (one_tile takes rows of one), however many; long_batch
+    for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.05) times the
+    part of the long tiles a row fills is at least the part it fills of the tile it would take
+    without them; many, short_batch and batch for the rest; the launches on either side keep their
+    shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
@@ -164,10 +165,12 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
                               (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
-    # Rows either side of mid_batch's row_fill (7/8): those under it take the tiles they took before it (P169-P171).
+    # Rows either side of fill_edge (P169-P173): the long tiles' fill against the other tile's.
     for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
-                                    (60000, 512, "mid_batch"), (7 * long.tile // 2, 1000, "mid_batch"),
-                                    (7 * long.tile // 2 - 4, 1000, "batch")):
+                                    (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "mid_batch"),
+                                    (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
+                                    (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "batch"),
+                                    (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch")):
         shape = variant.launch_shape("sm_90", "float32", 4, length, sequences)
         assert shape == registry.entry_shape(entry[kind], 4), (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
@@ -217,11 +220,11 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_every_tuning_field_is_a_known_one():
-    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, row_fill
+    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
     or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "row_fill", "source"}
+               "fill_edge", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
