@@ -167,7 +167,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     # Rows either side of fill_edge (P169-P173): the long tiles' fill against the other tile's.
     for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
-                                    (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "mid_batch"),
+                                    (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
                                     (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
                                     (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "batch"),
                                     (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch")):
@@ -224,7 +224,7 @@ def test_every_tuning_field_is_a_known_one():
     or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "fill_edge", "source"}
+               "fill_edge", "fill_to_take_over", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
