@@ -152,7 +152,7 @@ LOOKBACK_REGS = {
                 "p172-ab-2026-12-01-24.txt, auto's A/B, two rounds): 2048 x 262144 0.948/0.953 against "
                 "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
                 "0.859/0.859 against 0.825/0.836")),
-        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=0.9, source=(
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=7 / 8, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
