@@ -104,7 +104,7 @@ LOOKBACK_REGS = {
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "mid_batch": dict(
-            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_edge=1.08, source=(
+            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_edge=1.082, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
                 "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
@@ -132,7 +132,7 @@ LOOKBACK_REGS = {
                 "(rows of 90112 steps), the long tile's 5-9 % at equal fill would about break even; unmeasured")),
         "long_batch": dict(
             _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
-            to_length=1 << 18, fill_edge=1.08,
+            to_length=1 << 18, fill_edge=1.082,
             from_total_steps=1 << 25, source=(
                 "the long tile, chunks first, beside the batch tile: sweep.py on an H200, 2026-12-01 (P131, "
                 "P132; profiling/results/h200/p131-sweep-2026-12-01-18.txt, p132-sweep-2026-12-01-18.txt). "
