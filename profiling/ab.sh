@@ -11,6 +11,13 @@
 # puts the current directory ahead of PYTHONPATH, so a BASE run started in this checkout would
 # import this checkout's rtscan instead (that voided the A/B runs of P10, P11 and P13). Each run
 # prints which rtscan and kernels_cu it imported. SITE may name a folder of extra packages (nvtx).
+#
+# With PER_ROW=1 and --shapes, each row runs in a bench process of its own: then both versions
+# allocate its buffers after the same history (six fresh processes ran 64 x 65536 within 1 %, P175,
+# where the same row after other rows moved 0.81-0.87 between versions, P173-P174). Rows near the L2's
+# size run a few per cent faster or slower warm by where their pages lie (64 x 65536 0.83-0.90 by
+# placement alone: P176, NOTES 112), which in one process follows the rows before them and their
+# routes, and can differ between the versions.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 base="${1:?usage: bash profiling/ab.sh BASE_FOLDER [bench args...]}"
@@ -27,9 +34,23 @@ run() {  # run VERSION_FOLDER ARGS...: python3 -P with that folder's rtscan
 for version in "$base" "$here"; do
     run "$version" -c "import rtscan, rtscan._compile as c; rtscan.warmup(); print('imports', rtscan.__file__, c.kernels_dir())"
 done
+bench() {  # bench VERSION_FOLDER ARGS...: one process, or one a row with PER_ROW=1
+    local version=$1 args=() rows=""
+    shift
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --shapes ] && [ "${PER_ROW:-0}" = 1 ]; then rows=$2; shift 2; else args+=("$1"); shift; fi
+    done
+    if [ -z "$rows" ]; then
+        run "$version" -m rtscan bench "${args[@]}"
+        return
+    fi
+    for row in ${rows//,/ }; do
+        run "$version" -m rtscan bench "${args[@]}" --shapes "$row"
+    done
+}
 for round in $(seq "${ROUNDS:-2}"); do
     for version in "$base" "$here"; do
         echo "== $([ "$version" = "$here" ] && echo NEW || echo BASE) ($version) round $round"
-        run "$version" -m rtscan bench "$@"
+        bench "$version" "$@"
     done
 done

@@ -30,14 +30,15 @@ from .errors import UnsupportedError
 #   "mid_batch": optional, tried next: as "batch" below, for rows that fill one of its tiles, up to
 #            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
 #            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
-#            rows, where they fill 7/8 of their tiles; P164-P166, P168-P170);
+#            rows, where its fill_edge says its tiles' fill is worth the other tile's; P164-P166,
+#            P168-P175);
 #   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
 #            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all,
-#            however many rows past 128: P133, P172);
+#            however many rows past 128, with mid_batch's fill_edge: P133, P172-P175);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
-#            rows the kinds before it leave: too short for one_tile, or filling under 7/8 of the long
-#            tiles they would take);
+#            rows the kinds before it leave: too short for one_tile, or filling too little of the long
+#            tiles they would take, which for many's rows means under 7/8: fill_to_take_over);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
@@ -52,7 +53,7 @@ from .errors import UnsupportedError
 # "fill_edge" (optional): what the kind's tile is worth at equal fill against the tile the kinds after
 # it would give a launch; the kind takes the launch only where the part of its tiles a row fills
 # (registry.tile_fill, the last tile's empty part counted) times this edge is at least the part of
-# that other tile's the row fills.
+# that other tile's the row fills, and at least that other kind's "fill_to_take_over" (default 0).
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -81,6 +82,21 @@ _P140 = ("sweep.py on an H200, 2026-12-01, two rounds (P140; profiling/results/h
 _P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
               "p115-batch-shapes-2026-11-30-15.txt, p116-batch-boundary-2026-11-30-15.txt, "
               "p118-spread-2026-11-30-15.txt)")
+_P173_P175 = (
+    "auto's A/B on an H200, 2026-12-01, two rounds a launch (P173-P175; profiling/results/h200/p173-ab-, p174-ab-, "
+    "p175-ab-2026-12-01-25.txt), against row_fill 7/8 (mid_batch only). To the long tile from the batch tile: 1000 x "
+    "26016 (77 % full against 79 %) 0.691/0.705 -> 0.777/0.788, 700 x 42040 0.735/0.739 -> 0.798/0.797, 512 x 57832 "
+    "0.727/0.719 -> 0.773/0.775, 400 x 58568 0.775/0.768 -> 0.812/0.816, 1500 x 42980 0.797/0.789 -> 0.808/0.804, 300 x "
+    "57692 even. Off it, to the batch tile: 700 x 88996 (88 % against 99 %) 0.821/0.829 -> 0.901/0.889, 300 x 122708 "
+    "0.844/0.849 -> 0.926/0.913, 512 x 122532 0.848/0.841 -> 0.902/0.912, 512 x 155220 (long_batch) 0.832/0.839 -> "
+    "0.901/0.900, 700 x 137156 (long_batch) 0.827/0.824 -> 0.890/0.889, 1000 x 89840 even, 1500 x 103600 "
+    "0.835/0.834 -> 0.817/0.818 (the rule's worst); to the short tile 160 x 61124 0.817/0.818 -> 0.885/0.873, 200 x "
+    "44712 0.816/0.822 -> 0.837/0.839, 128 x 89840 0.752/0.749 -> 0.741/0.747; to many's tile 2048 x 138988 "
+    "0.835/0.834 -> 0.907/0.909, 2048 x 90064 0.837/0.845 -> 0.863/0.860, 2048 x 122680 even. The edge 1.082 lies "
+    "between 512 x 155220 (fill ratio 0.921, the batch tile 8 % faster) and 400 x 169416 and 256 x 171904 (0.926, "
+    "the long tile 1.2-1.5 % faster). Against many's tile the fill ratio did not decide: at 0.97 the long tile lost "
+    "3.5 % at 84-87 % full (2048 x 42604, 2048 x 29508) and won 3.5-9 % at 88 % and more (2048 x 74360, 2048 x "
+    "45368, 2048 x 140000, 2048 x 32768), hence many's fill_to_take_over")
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
         "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
@@ -124,12 +140,11 @@ LOOKBACK_REGS = {
                 "0.984/0.992 against 0.913/0.918, 2048 x 131072 0.947/0.955 against 0.871/0.881; auto's A/B, two "
                 "rounds (P169, P170; profiling/results/h200/p169-ab-2026-12-01-24.txt, p170-ab-2026-12-01-24.txt): "
                 "2048 x 32768 0.956/0.958 against 0.875/0.881, 8192 x 32768 0.996/0.997 against 0.912/0.913, "
-                "2048 x 131072 0.947/0.951 against 0.883/0.883. row_fill 7/8: rows 79 % full (40000 steps, three "
-                "tiles) lost to the batch tile, 98 % full, 0.770/0.771 against 0.877/0.873 (3000 rows) and "
-                "0.753/0.755 against 0.818/0.821 (1024 rows); rows 89 % full (60000 steps) won against it, 92 % "
-                "full, 0.817/0.822 against 0.766/0.770 (512 rows); rows of 16900 (two tiles, 50 %) ran 0.52 "
-                "against 0.77 on the short tile. Where the batch tile is full and the long tiles 7/8 full "
-                "(rows of 90112 steps), the long tile's 5-9 % at equal fill would about break even; unmeasured")),
+                "2048 x 131072 0.947/0.951 against 0.883/0.883. Rows whose last tile is part-empty: rows of 40000 steps, "
+                "three long tiles 79 % full, lost to the batch tile 98 % full, 0.770/0.771 against 0.877/0.873 "
+                "(3000 rows) and 0.753/0.755 against 0.818/0.821 (1024 rows), rows of 16900 (two tiles, 50 %) ran "
+                "0.52 against 0.77 on the short tile (P169-P171). fill_edge 1.082, the long tiles' fill against the "
+                f"other tile's: {_P173_P175}")),
         "long_batch": dict(
             _LONG_TILE_SM90, chunks_first=1, run_chunks=4, from_sequences=128, from_length=(1 << 17) + 1,
             to_length=1 << 18, fill_edge=1.082,
@@ -151,7 +166,8 @@ LOOKBACK_REGS = {
                 "0.925/0.923 with runs of 2. Tried before many (P172, profiling/results/h200/"
                 "p172-ab-2026-12-01-24.txt, auto's A/B, two rounds): 2048 x 262144 0.948/0.953 against "
                 "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
-                "0.859/0.859 against 0.825/0.836")),
+                "0.859/0.859 against 0.825/0.836. fill_edge as mid_batch's: "
+                f"{_P173_P175}")),
         "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=7 / 8, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
@@ -159,7 +175,9 @@ LOOKBACK_REGS = {
             "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
             "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
-            "0.865, 2048 x 32768 0.886 against 0.864")),
+            "0.865, 2048 x 32768 0.886 against 0.864. fill_to_take_over 7/8: the long tile won against it at 88 "
+            "% full and more and lost at 87.3 % and less, whatever the fill ratio (P171, P173-P175): "
+            f"{_P173_P175}")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
             from_total_steps=1 << 23, to_total_steps=1 << 24, source=(

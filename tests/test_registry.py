@@ -148,7 +148,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     or more, long_batch: 128 or more), of at most 2^18 steps each (mid_batch and short_batch: 2^17),
     from 2^23 steps in all (short_batch: to 2^24, long_batch: from 2^25); mid_batch, the large kind's
     shape, for rows longer than one long tile (one_tile takes rows of one), however many; long_batch
-    for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.05) times the
+    for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082) times the
     part of the long tiles a row fills is at least the part it fills of the tile it would take
     without them; many, short_batch and batch for the rest; the launches on either side keep their
     shapes."""
