@@ -15,7 +15,7 @@
 # With PER_ROW=1 and --shapes, each row runs in a bench process of its own: then both versions
 # allocate its buffers after the same history (six fresh processes ran 64 x 65536 within 1 %, P175,
 # where the same row after other rows moved 0.81-0.87 between versions, P173-P174). Rows near the L2's
-# size run a few per cent faster or slower warm by where their pages lie (64 x 65536 0.83-0.90 by
+# size run a few per cent faster or slower warm by where their pages lie (64 x 65536 0.83-0.91 by
 # placement alone: P176, NOTES 112), which in one process follows the rows before them and their
 # routes, and can differ between the versions.
 set -uo pipefail
@@ -38,14 +38,18 @@ bench() {  # bench VERSION_FOLDER ARGS...: one process, or one a row with PER_RO
     local version=$1 args=() rows=""
     shift
     while [ $# -gt 0 ]; do
-        if [ "$1" = --shapes ] && [ "${PER_ROW:-0}" = 1 ]; then rows=$2; shift 2; else args+=("$1"); shift; fi
+        case "${PER_ROW:-0} $1" in
+            "1 --shapes") rows=${2:?--shapes needs its rows}; shift 2 ;;
+            "1 --shapes="*) rows=${1#--shapes=}; shift ;;
+            *) args+=("$1"); shift ;;
+        esac
     done
     if [ -z "$rows" ]; then
-        run "$version" -m rtscan bench "${args[@]}"
+        run "$version" -m rtscan bench ${args[@]+"${args[@]}"}
         return
     fi
     for row in ${rows//,/ }; do
-        run "$version" -m rtscan bench "${args[@]}" --shapes "$row"
+        run "$version" -m rtscan bench ${args[@]+"${args[@]}"} --shapes "$row"
     done
 }
 for round in $(seq "${ROUNDS:-2}"); do

@@ -174,7 +174,8 @@ class Variant:
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of the shape the kinds after it would give, and
-        at least that kind's `fill_to_take_over`; else the short shape (tuning.py says why)."""
+        whose own tile_fill, without the edge, is at least that kind's `fill_to_take_over`; else
+        the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)[1]
 
@@ -190,17 +191,18 @@ class Variant:
                 continue
             if not self.vector_steps:
                 return kind, entry_shape(fields, 1)
-            tile = fields["block_threads"] * fields["items"]
-            if vec != 4 or not fills_a_tile(length, tile) or entry_shape(fields, 4).vec != 4:
+            own = entry_shape(fields, 4)
+            if vec != 4 or own.vec != 4 or not fills_a_tile(length, own.tile):
                 continue
             edge = fields.get("fill_edge")
-            if edge is not None:
-                other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
-                fill = tile_fill(length, tile)
-                if (edge * fill < tile_fill(length, other.steps_per_sequence)
-                        or fill < entry.get(other_kind, {}).get("fill_to_take_over", 0)):
-                    continue
-            return kind, entry_shape(fields, 4)
+            if edge is None:
+                return kind, own
+            other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
+            fill = tile_fill(length, own.steps_per_sequence)
+            if (edge * fill >= tile_fill(length, other.steps_per_sequence)
+                    and fill >= entry.get(other_kind, {}).get("fill_to_take_over", 0)):
+                return kind, own
+            return other_kind, other  # what the kinds after this one give
         return "short", entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:

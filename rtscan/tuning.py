@@ -37,8 +37,9 @@ from .errors import UnsupportedError
 #            however many rows past 128, with mid_batch's fill_edge: P133, P172-P175);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
-#            rows the kinds before it leave: too short for one_tile, or filling too little of the long
-#            tiles they would take, which for many's rows means under 7/8: fill_to_take_over);
+#            rows the kinds before it leave: too short for one_tile, filling under 7/8 of the long
+#            tiles they would take (its fill_to_take_over), or leaving them emptier than its own by
+#            their fill_edge);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
@@ -53,7 +54,8 @@ from .errors import UnsupportedError
 # "fill_edge" (optional): what the kind's tile is worth at equal fill against the tile the kinds after
 # it would give a launch; the kind takes the launch only where the part of its tiles a row fills
 # (registry.tile_fill, the last tile's empty part counted) times this edge is at least the part of
-# that other tile's the row fills, and at least that other kind's "fill_to_take_over" (default 0).
+# that other tile's the row fills, and where the part of its own tiles a row fills, without the edge,
+# is at least that other kind's "fill_to_take_over" (default 0).
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -175,8 +177,8 @@ LOOKBACK_REGS = {
             "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
             "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
-            "0.865, 2048 x 32768 0.886 against 0.864. fill_to_take_over 7/8: the long tile won against it at 88 "
-            "% full and more and lost at 87.3 % and less, whatever the fill ratio (P171, P173-P175): "
+            "0.865, 2048 x 32768 0.886 against 0.864. fill_to_take_over 7/8: at a fill ratio of 0.97 the long tile "
+            "won against it at 88 % full and more and lost at 87.3 % and less (P171, P173-P175): "
             f"{_P173_P175}")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,

@@ -24,10 +24,10 @@ def test_a_placement_times_the_scan_and_the_copy():
         line = placement.one_placement(4, 65536, 1, 1, np.random.default_rng(), stream)
     finally:
         _driver.destroy_stream(stream)
-    pad, gap, copy_us, scan_us, ratio = line.split()[:5]
-    assert (pad, gap) == ("1", "1") and float(copy_us) > 0 and float(scan_us) > 0
-    assert abs(float(ratio) - float(copy_us) / float(scan_us)) < 2e-3
-    assert len(re.findall(r"\b[abh] 0x[0-9a-f]+", line)) == 3
+    copy_us, scan_us = (float(field) for field in line.split()[2:4])
+    assert copy_us > 0 and scan_us > 0
+    addresses = [int(found, 16) for found in re.findall(r"\b[abh] (0x[0-9a-f]+)", line)]
+    assert len(set(addresses)) == 3 and all(address % 256 == 0 for address in addresses)
 
 
 def _ab_commands(tmp_path, per_row: str, *bench_args: str) -> list[str]:
@@ -50,6 +50,13 @@ def test_ab_runs_each_row_in_its_own_process_with_per_row(tmp_path):
     commands = _ab_commands(tmp_path, "1", "--shapes", "64x65536,8192x4096", "--cold")
     assert [c.split(" -m rtscan bench ")[1] for c in commands] == [
         "--cold --shapes 64x65536", "--cold --shapes 8192x4096"] * 2  # base, then this checkout
+
+
+def test_ab_takes_rows_given_alone_or_with_an_equals_sign(tmp_path):
+    assert [c.split(" -m rtscan bench ")[1] for c in _ab_commands(tmp_path, "1", "--shapes", "2x8")] == [
+        "--shapes 2x8"] * 2
+    assert [c.split(" -m rtscan bench ")[1] for c in _ab_commands(tmp_path, "1", "--shapes=2x8,4x8")] == [
+        "--shapes 2x8", "--shapes 4x8"] * 2
 
 
 def test_ab_runs_the_rows_in_one_process_without_per_row(tmp_path):

@@ -150,8 +150,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     shape, for rows longer than one long tile (one_tile takes rows of one), however many; long_batch
     for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082) times the
     part of the long tiles a row fills is at least the part it fills of the tile it would take
-    without them; many, short_batch and batch for the rest; the launches on either side keep their
-    shapes."""
+    without them, and, where that is many's, where the long tiles are 7/8 full (fill_to_take_over);
+    many, short_batch and batch for the rest; the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
@@ -165,12 +165,16 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
                               (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
-    # Rows either side of fill_edge (P169-P173): the long tiles' fill against the other tile's.
+    # Rows either side of fill_edge and many's fill_to_take_over (P169-P175).
     for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
                                     (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
                                     (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
                                     (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "batch"),
-                                    (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch")):
+                                    (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch"),
+                                    # fill ratio 0.9256: long_batch at 1.082, batch at 1.08 (P175)
+                                    (169416, 400, "long_batch"), (171904, 256, "long_batch"),
+                                    # against many: the long tiles 87.3 % and 88 % full, either side of 7/8
+                                    (29508, 2048, "many"), (74360, 2048, "mid_batch")):
         shape = variant.launch_shape("sm_90", "float32", 4, length, sequences)
         assert shape == registry.entry_shape(entry[kind], 4), (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
@@ -220,8 +224,8 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_every_tuning_field_is_a_known_one():
-    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
-    or the source: a misspelt one would otherwise be ignored without a word."""
+    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge,
+    fill_to_take_over or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
                "fill_edge", "fill_to_take_over", "source"}
