@@ -4,8 +4,8 @@
 # multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes the
 # 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). More cases per
 # tool run its mid_batch, short_batch and batch shapes (sm_90: two sequences or more, rows longer
-# than one long tile to 2^17 steps filling 7/8 of their tiles, rows shorter than 15/16 of one, rows
-# of 2^17-2^18 steps) on 2 x 66000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128
+# than one long tile to 2^17 steps that fill its tiles as fill_edge asks, rows shorter than 15/16 of
+# one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128
 # sequences of 2^17-2^18 steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x
 # 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000
 # steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
