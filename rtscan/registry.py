@@ -78,12 +78,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
 # 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch",
-# "many", "short_batch" and "batch" (optional) for batches of rows within their `from_length` and
+# "many", "short_batch", "batch" and "short_fill" (optional) for batches of rows within their `from_length` and
 # `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
 # sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
 # at most their `to_sequences`.
-SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "batch", "large", "long", "fewest",
-               "few")
+SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "batch", "short_fill", "large", "long",
+               "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -104,8 +104,8 @@ def tile_fill(length: int, tile: int) -> float:
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
-    """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, batch, large and long shapes
-    take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
+    """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, batch, short_fill, large and
+    long shapes take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
     the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
     `any_sequences` also lose their `from_sequences` bound."""
     def lifted(kind: str, field: str) -> bool:
@@ -173,15 +173,17 @@ class Variant:
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
-        times that edge is at least the tile_fill of the shape the kinds after it would give, and
-        whose own tile_fill, without the edge, is at least that kind's `fill_to_take_over`; else
-        the short shape (tuning.py says why)."""
+        times that edge is at least the tile_fill of its rival, the next kind within its bounds
+        whose tile a sequence fills, before that kind's own edge (P183), and whose own tile_fill,
+        without the edge, is at least the rival's `fill_to_take_over`; a launch a kind refuses
+        goes where the kinds after it send it; else the short shape (tuning.py says why)."""
         entry = tuning.lookup(self.table, arch, dtype)
         return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)[1]
 
-    def _first_kind(self, entry: dict, kinds: tuple[str, ...], vec: int, length: int,
-                    num_seqs: int) -> tuple[str, LaunchShape]:
-        """(kind, shape) for launch_shape, from `kinds` only."""
+    def _first_kind(self, entry: dict, kinds: tuple[str, ...], vec: int, length: int, num_seqs: int,
+                    edges: bool = True) -> tuple[str, LaunchShape]:
+        """(kind, shape) for launch_shape, from `kinds` only; with `edges` False, the first kind within
+        its bounds whose tile a sequence fills, whatever its fill_edge (a rival)."""
         total = num_seqs * length
         for place, kind in enumerate(kinds):
             fields = entry.get(kind)
@@ -195,14 +197,14 @@ class Variant:
             if vec != 4 or own.vec != 4 or not fills_a_tile(length, own.tile):
                 continue
             edge = fields.get("fill_edge")
-            if edge is None:
+            if edge is None or not edges:
                 return kind, own
-            other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
+            rival_kind, rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)
             fill = tile_fill(length, own.steps_per_sequence)
-            if (edge * fill >= tile_fill(length, other.steps_per_sequence)
-                    and fill >= entry.get(other_kind, {}).get("fill_to_take_over", 0)):
+            if (edge * fill >= tile_fill(length, rival.steps_per_sequence)
+                    and fill >= entry.get(rival_kind, {}).get("fill_to_take_over", 0)):
                 return kind, own
-            return other_kind, other  # what the kinds after this one give
+            return self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
         return "short", entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:

@@ -47,15 +47,23 @@ from .errors import UnsupportedError
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
 #            by chunk across the sequences ("chunks_first": 1, kernels_cu/seq_layout.cuh), so that a
-#            tile's predecessors were drawn num_seqs tickets earlier (P114-P116);
+#            tile's predecessors were drawn num_seqs tickets earlier (P114-P116), where its fill_edge
+#            says its tiles' fill is worth the short tile's;
+#   "short_fill": optional, tried next: as "batch", for the launches batch leaves by its fill_edge
+#            (sm_90: short_batch's shape with batch's bounds, for rows whose last batch tile leaves
+#            enough of it empty that the short tile is more than 4 % fuller: P181-P183);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
-# "fill_edge" (optional): what the kind's tile is worth at equal fill against the tile the kinds after
-# it would give a launch; the kind takes the launch only where the part of its tiles a row fills
-# (registry.tile_fill, the last tile's empty part counted) times this edge is at least the part of
-# that other tile's the row fills, and where the part of its own tiles a row fills, without the edge,
-# is at least that other kind's "fill_to_take_over" (default 0).
+# "fill_edge" (optional): what the kind's tile is worth at equal fill against its rival's, the next kind
+# whose bounds hold the launch and whose tile a row fills (that kind's own edge not applied); the kind
+# takes the launch only where the part of its tiles a row fills (registry.tile_fill, the last tile's
+# empty part counted) times this edge is at least the part of the rival's tile the row fills, and where
+# the part of its own tiles a row fills, without the edge, is at least the rival's "fill_to_take_over"
+# (default 0). A launch the kind refuses goes where the kinds after it send it. Rivals are taken before
+# their own edges because an edge is measured against one rival: mid_batch's 1.082 against the batch
+# tile holds from 300 to 700 rows, while against the short tile the long tile was worth more the more
+# rows (even at 300 rows, 8 % ahead at 1500 where the fills gave the short tile 1.086: P182).
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -191,7 +199,7 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
-        "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, source=(
+        "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, fill_edge=1.04, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "
@@ -202,7 +210,23 @@ LOOKBACK_REGS = {
             "64 x 1048576 0.849 against 0.888), launches of 2^22 the long one (64 x 65536 0.57 "
             "against 0.72). Chunks first (kernels_cu/seq_layout.cuh): +3-8 % on 256 sequences or "
             "fewer, -2.5 to +1 % on more; auto's A/B (P117, results/h200/p117-batch-auto-2026-11-30-15.txt): "
-            "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663")),
+            "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663. fill_edge 1.04 against "
+            "short_fill's short tile: auto's A/B on an H200, 2026-12-01, two rounds a launch (P182, P183; "
+            "profiling/results/h200/p182-ab-, p183-ab-2026-12-01-26.txt): the short tile ran 1500 x 118784 "
+            "(fill ratio 1.034) 1.3 % slower, 2000 x 85504 (1.047) even or 0.7 % slower and 200 x 84992 (1.048) "
+            "7-8 % faster; at equal fill 1200 x 20500 even and 2000 x 12500 1.5 % slower (P181, "
+            "p181-short-ab-2026-12-01-26.txt)")),
+        "short_fill": dict(
+            _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, from_length=15 * 8192 // 16,
+            to_length=1 << 18, from_total_steps=1 << 23, source=(
+                "the short tile where batch's fill_edge sends a launch: auto's A/B on an H200, 2026-12-01, two "
+                "rounds a launch, a process a row (P183; profiling/results/h200/p183-ab-2026-12-01-26.txt): 1000 x "
+                "18432 (fills 0.90 against 0.75) 0.775/0.772 against 0.619/0.623 on the batch tile, 2000 x 10240 "
+                "0.735/0.731 against 0.528/0.527, 512 x 34304 0.778/0.782 against 0.676/0.684, 700 x 52736 "
+                "0.836/0.838 against 0.763/0.777, 200 x 84992 0.799/0.799 against 0.739/0.746; the same in P182 "
+                "(p182-ab-2026-12-01-26.txt) with 1500 x 12288 +31 % and 1500 x 36352 +8-11 %. from_length: rows "
+                "that fill the batch tile (15/16 of 8192 steps), the only ones batch weighs; shorter rows keep the "
+                "short kind")),
         "large": {
             **_LARGE_SM90, "from_total_steps": 1 << 24,
             "source": "the long tile with runs of 2 staged chunks (lookback.cu's RUN_CHUNKS) in place of 352 x 56 "

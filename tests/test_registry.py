@@ -151,12 +151,14 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082) times the
     part of the long tiles a row fills is at least the part it fills of the tile it would take
     without them, and, where that is many's, where the long tiles are 7/8 full (fill_to_take_over);
-    many, short_batch and batch for the rest; the launches on either side keep their shapes."""
+    many, short_batch and batch for the rest, batch only where 1.04 times the part of its tiles a row
+    fills is at least the part of the short tile's, short_fill taking the others (P181-P183); the
+    launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
     assert batch.chunks_first == large.chunks_first == 1 and long.chunks_first == 0  # large: P130
-    for length, sequences in ((2**18, 64), (2**18, 32), (15000, 1500), (12000, 2047), (2**17 + 4, 200)):
+    for length, sequences in ((2**18, 64), (2**18, 32), (15000, 1500), (2**17 + 4, 200)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
     mid_batch = registry.entry_shape(entry["mid_batch"], 4)  # the large kind's shape, rows of a long tile to 2^17
     assert mid_batch == large
@@ -169,7 +171,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
                                     (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
                                     (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
-                                    (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "batch"),
+                                    (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "short_fill"),
                                     (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch"),
                                     # fill ratio 0.9256: long_batch at 1.082, batch at 1.08 (P175)
                                     (169416, 400, "long_batch"), (171904, 256, "long_batch"),
@@ -181,6 +183,18 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
+    # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
+    # fill_edge 1.04: fill ratios 1.034 and 1.047 either side of it, both measured (P183; the rows of ratio
+    # 1.037 and 1.0435 between, fourteen and twelve batch tiles, go to mid_batch)
+    assert registry.entry_shape(entry["short_fill"], 4) == short_batch
+    for length, sequences in ((12000, 2047), (18432, 1000), (10240, 2000), (85504, 2000)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
+    for length, sequences in ((118784, 1500), (118784, 2000)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
+    # mid_batch weighs itself against the batch tile, its rival, not against where batch sends the
+    # launch: the long tile ran 1.5-8 % faster than the short one here (P182)
+    for length, sequences in ((75776, 1500), (25088, 2047)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
     for length, sequences in ((8192, 4096), (least - 4, 2048), (40000, 3000)):
