@@ -39,7 +39,7 @@ from .errors import UnsupportedError
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
 #            rows the kinds before it leave: too short for one_tile, filling under 7/8 of the long
 #            tiles they would take (its fill_to_take_over), or leaving them emptier than its own by
-#            their fill_edge);
+#            their fill_edge), where its own fill_edge says its tiles' fill is worth the short tile's;
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
@@ -49,9 +49,10 @@ from .errors import UnsupportedError
 #            by chunk across the sequences ("chunks_first": 1, kernels_cu/seq_layout.cuh), so that a
 #            tile's predecessors were drawn num_seqs tickets earlier (P114-P116), where its fill_edge
 #            says its tiles' fill is worth the short tile's;
-#   "short_fill": optional, tried next: as "batch", for the launches batch leaves by its fill_edge
-#            (sm_90: short_batch's shape with batch's bounds, for rows whose last batch tile leaves
-#            enough of it empty that the short tile is more than 4 % fuller: P181-P183);
+#   "short_fill": optional, tried next: as "batch", for the launches batch and many leave by their
+#            fill_edge (sm_90: short_batch's shape with batch's bounds, for rows whose last batch tile
+#            leaves enough of it empty that the short tile is fuller by 4 %, or against many's
+#            sequence order by 12 %: P181-P185);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -178,7 +179,7 @@ LOOKBACK_REGS = {
                 "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
                 "0.859/0.859 against 0.825/0.836. fill_edge as mid_batch's: "
                 f"{_P173_P175}")),
-        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=7 / 8, source=(
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=7 / 8, fill_edge=1.12, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
@@ -187,7 +188,14 @@ LOOKBACK_REGS = {
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
             "0.865, 2048 x 32768 0.886 against 0.864. fill_to_take_over 7/8: at a fill ratio of 0.97 the long tile "
             "won against it at 88 % full and more and lost at 87.3 % and less (P171, P173-P175): "
-            f"{_P173_P175}")),
+            f"{_P173_P175}. fill_edge 1.12 against short_fill's short tile (chunks first), between the fill "
+            "ratios 1.111 and 1.143 (nothing lies between them from rows of 7680 steps): auto's A/B on an H200, "
+            "2026-12-01, two rounds a launch, a process a row (P184, P185; profiling/results/h200/p184-ab-, "
+            "p185-ab-2026-12-01-26.txt): the short tile ran 8192 x 10000 (1.33) 0.709/0.714 against "
+            "0.528/0.529, 4096 x 9000 0.633/0.634 against 0.488/0.480, 6000 x 18000 (1.20) 0.760/0.767 against "
+            "0.694/0.691, 2048 x 26024 (1.143) 0.748/0.756 against 0.721/0.725, 2500 x 27000 0.817/0.813 against "
+            "0.785/0.770; 4096 x 34024 (1.111) 0.769/0.767 against 0.774/0.775, 2048 x 68024 (1.06) 0.794/0.791 "
+            "against 0.826/0.816")),
         "short_batch": dict(
             _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
             from_total_steps=1 << 23, to_total_steps=1 << 24, source=(
@@ -199,7 +207,9 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
-        "batch": dict(_BATCH_TILE_SM90, chunks_first=1, from_sequences=2, fill_edge=1.04, source=(
+        # to_sequences 2047: from 2048 rows many takes these launches, and its rival must be short_fill
+        "batch": dict(
+            _BATCH_TILE_SM90, chunks_first=1, from_sequences=2, to_sequences=2047, fill_edge=1.04, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "

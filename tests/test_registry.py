@@ -152,8 +152,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     part of the long tiles a row fills is at least the part it fills of the tile it would take
     without them, and, where that is many's, where the long tiles are 7/8 full (fill_to_take_over);
     many, short_batch and batch for the rest, batch only where 1.04 times the part of its tiles a row
-    fills is at least the part of the short tile's, short_fill taking the others (P181-P183); the
-    launches on either side keep their shapes."""
+    fills is at least the part of the short tile's and many only where 1.12 times it is, short_fill
+    taking the others (P181-P185); the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
@@ -199,6 +199,12 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert dataclasses.replace(many, chunks_first=1) == batch
     for length, sequences in ((8192, 4096), (least - 4, 2048), (40000, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
+    # many's fill_edge 1.12 against the short tile: fill ratios 1.111 and 1.06 stay, 1.143 and more move
+    # (P184, P185), where batch's 1.04 would have moved all of them
+    for length, sequences in ((34500, 3000), (34024, 4096), (68024, 2048)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
+    for length, sequences in ((27000, 2500), (26024, 2048), (18000, 6000), (10000, 8192), (9000, 4096)):
+        assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
     assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
     for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256), (2**17 + 4, 2048),
