@@ -175,10 +175,15 @@ class Variant:
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of its rival, the next kind within its bounds
         whose tile a sequence fills, before that kind's own edge (P183), and whose own tile_fill,
-        without the edge, is at least the rival's `fill_to_take_over`; a launch a kind refuses
-        goes where the kinds after it send it; else the short shape (tuning.py says why)."""
+        without the edge, is at least the `fill_to_take_over` of the kind the kinds after it would
+        choose (P186); a launch a kind refuses goes there; else the short shape (tuning.py says why)."""
+        return self.launch_kind(arch, dtype, vec, length, num_seqs)[1]
+
+    def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
+        """(kind, shape) of launch_shape: which of SHAPE_KINDS, or "short", gave the shape (kinds may
+        share a shape: short_batch and short_fill)."""
         entry = tuning.lookup(self.table, arch, dtype)
-        return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)[1]
+        return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)
 
     def _first_kind(self, entry: dict, kinds: tuple[str, ...], vec: int, length: int, num_seqs: int,
                     edges: bool = True) -> tuple[str, LaunchShape]:
@@ -199,12 +204,13 @@ class Variant:
             edge = fields.get("fill_edge")
             if edge is None or not edges:
                 return kind, own
-            rival_kind, rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)
+            rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)[1]
+            other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
             fill = tile_fill(length, own.steps_per_sequence)
             if (edge * fill >= tile_fill(length, rival.steps_per_sequence)
-                    and fill >= entry.get(rival_kind, {}).get("fill_to_take_over", 0)):
+                    and fill >= entry.get(other_kind, {}).get("fill_to_take_over", 0)):
                 return kind, own
-            return self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
+            return other_kind, other
         return "short", entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:

@@ -50,9 +50,9 @@ from .errors import UnsupportedError
 #            tile's predecessors were drawn num_seqs tickets earlier (P114-P116), where its fill_edge
 #            says its tiles' fill is worth the short tile's;
 #   "short_fill": optional, tried next: as "batch", for the launches batch and many leave by their
-#            fill_edge (sm_90: short_batch's shape with batch's bounds, for rows whose last batch tile
-#            leaves enough of it empty that the short tile is fuller by 4 %, or against many's
-#            sequence order by 12 %: P181-P185);
+#            fill_edge (sm_90: short_batch's shape for rows that fill the batch tile, within its
+#            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
+#            12 % fuller than many's in sequence order: P181-P186);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -60,8 +60,9 @@ from .errors import UnsupportedError
 # whose bounds hold the launch and whose tile a row fills (that kind's own edge not applied); the kind
 # takes the launch only where the part of its tiles a row fills (registry.tile_fill, the last tile's
 # empty part counted) times this edge is at least the part of the rival's tile the row fills, and where
-# the part of its own tiles a row fills, without the edge, is at least the rival's "fill_to_take_over"
-# (default 0). A launch the kind refuses goes where the kinds after it send it. Rivals are taken before
+# the part of its own tiles a row fills, without the edge, is at least the "fill_to_take_over" (default
+# 0) of the kind the launch would go to instead (many's own bound: P186). A launch the kind refuses goes
+# there. Rivals are taken before
 # their own edges because an edge is measured against one rival: mid_batch's 1.082 against the batch
 # tile holds from 300 to 700 rows, while against the short tile the long tile was worth more the more
 # rows (even at 300 rows, 8 % ahead at 1500 where the fills gave the short tile 1.086: P182).
@@ -76,6 +77,8 @@ _SHORT_SM90 = {
               "fastest of 7 shapes at 2^28 then (0.53 of copy); with one tile per sequence it runs at "
               "1.01-1.02 of copy (65536 x 4096 and 8192 x 4096, results/h200/shapes-2026-11-29.txt)",
 }
+# sm_90's short tile as its batches take it: atomic polls, tickets chunk by chunk (short_batch, short_fill).
+_SHORT_BATCH_SM90 = dict(_SHORT_SM90, atomic_polls=1, chunks_first=1)
 # The tile of sm_90's many and batch shapes: 8192 steps, all staged in shared memory (three blocks
 # an SM fit), for batches of rows up to 2^18 steps from 2^23 steps in all.
 _BATCH_TILE_SM90 = {
@@ -197,8 +200,8 @@ LOOKBACK_REGS = {
             "0.785/0.770; 4096 x 34024 (1.111) 0.769/0.767 against 0.774/0.775, 2048 x 68024 (1.06) 0.794/0.791 "
             "against 0.826/0.816")),
         "short_batch": dict(
-            _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, to_length=1 << 17,
-            from_total_steps=1 << 23, to_total_steps=1 << 24, source=(
+            _SHORT_BATCH_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23,
+            to_total_steps=1 << 24, source=(
                 f"{_P115_P118}: chunks first, beside the batch tile on batches of 2^23-2^24 steps, 64 x "
                 "131072 0.727 against 0.705, 128 x 65536 0.738 and 0.758 against 0.721, 256 x 32768 0.768 "
                 "against 0.738, 128 x 131072 0.797 against 0.768, 512 x 32768 0.828 and 0.823 against 0.805 "
@@ -207,9 +210,10 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
-        # to_sequences 2047: from 2048 rows many takes these launches, and its rival must be short_fill
+        # to_sequences 2047: many is tried first from 2048 rows, and batch, the same tile, must not be its
+        # rival there, or many's fill_edge could never refuse a launch
         "batch": dict(
-            _BATCH_TILE_SM90, chunks_first=1, from_sequences=2, to_sequences=2047, fill_edge=1.04, source=(
+            _BATCH_TILE_SM90, chunks_first=1, from_sequences=2, to_sequences=2047, fill_edge=1.041, source=(
             "sweep.py on an H200, 2026-11-30, fifteenth session, four shapes in both ticket orders "
             "on 20 batches (P114-P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): on rows of 16384-262144 steps from 2^23 steps "
@@ -220,23 +224,24 @@ LOOKBACK_REGS = {
             "64 x 1048576 0.849 against 0.888), launches of 2^22 the long one (64 x 65536 0.57 "
             "against 0.72). Chunks first (kernels_cu/seq_layout.cuh): +3-8 % on 256 sequences or "
             "fewer, -2.5 to +1 % on more; auto's A/B (P117, results/h200/p117-batch-auto-2026-11-30-15.txt): "
-            "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663. fill_edge 1.04 against "
+            "256 x 65536 0.805 against 0.660, 2048 x 32768 0.863 against 0.663. fill_edge 1.041 against "
             "short_fill's short tile: auto's A/B on an H200, 2026-12-01, two rounds a launch (P182, P183; "
             "profiling/results/h200/p182-ab-, p183-ab-2026-12-01-26.txt): the short tile ran 1500 x 118784 "
             "(fill ratio 1.034) 1.3 % slower, 2000 x 85504 (1.047) even or 0.7 % slower and 200 x 84992 (1.048) "
             "7-8 % faster; at equal fill 1200 x 20500 even and 2000 x 12500 1.5 % slower (P181, "
-            "p181-short-ab-2026-12-01-26.txt)")),
+            "p181-short-ab-2026-12-01-26.txt). 1.041, not 1.04: rows of 13 batch tiles and 25 short ones, fill "
+            "ratio 26/25, stay on the batch tile whatever the rounding (P186)")),
         "short_fill": dict(
-            _SHORT_SM90, atomic_polls=1, chunks_first=1, from_sequences=2, from_length=15 * 8192 // 16,
-            to_length=1 << 18, from_total_steps=1 << 23, source=(
-                "the short tile where batch's fill_edge sends a launch: auto's A/B on an H200, 2026-12-01, two "
-                "rounds a launch, a process a row (P183; profiling/results/h200/p183-ab-2026-12-01-26.txt): 1000 x "
-                "18432 (fills 0.90 against 0.75) 0.775/0.772 against 0.619/0.623 on the batch tile, 2000 x 10240 "
-                "0.735/0.731 against 0.528/0.527, 512 x 34304 0.778/0.782 against 0.676/0.684, 700 x 52736 "
-                "0.836/0.838 against 0.763/0.777, 200 x 84992 0.799/0.799 against 0.739/0.746; the same in P182 "
-                "(p182-ab-2026-12-01-26.txt) with 1500 x 12288 +31 % and 1500 x 36352 +8-11 %. from_length: rows "
-                "that fill the batch tile (15/16 of 8192 steps), the only ones batch weighs; shorter rows keep the "
-                "short kind")),
+            _SHORT_BATCH_SM90, from_sequences=2, from_length=15 * 8192 // 16, to_length=_BATCH_TILE_SM90["to_length"],
+            from_total_steps=_BATCH_TILE_SM90["from_total_steps"], source=(
+                "the short tile where batch's fill_edge sends a launch (many's: P184, P185, in many's source): auto's "
+                "A/B on an H200, 2026-12-01, two rounds a launch, a process a row (P183; "
+                "profiling/results/h200/p183-ab-2026-12-01-26.txt): 1000 x 18432 (fills 0.90 against 0.75) 0.775/0.772"
+                " against 0.619/0.623 on the batch tile, 2000 x 10240 0.735/0.731 against 0.528/0.527, 512 x 34304 "
+                "0.778/0.782 against 0.676/0.684, 700 x 52736 0.836/0.838 against 0.763/0.777, 200 x 84992 0.799/0.799"
+                " against 0.739/0.746; the same in P182 (p182-ab-2026-12-01-26.txt) with 1500 x 12288 +31 % and 1500 x"
+                " 36352 +8-11 %. from_length: rows that fill the batch tile (15/16 of 8192 steps), the only ones batch"
+                " and many weigh; shorter rows keep the short kind")),
         "large": {
             **_LARGE_SM90, "from_total_steps": 1 << 24,
             "source": "the long tile with runs of 2 staged chunks (lookback.cu's RUN_CHUNKS) in place of 352 x 56 "

@@ -163,7 +163,7 @@ def test_every_broken_twin_is_caught(twin, tmp_path):
 
 
 # The tuning kinds for batches of two rows or more (registry.SHAPE_KINDS).
-BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch", "short_fill")
+BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch")
 
 
 @pytest.mark.gpu
@@ -172,18 +172,18 @@ BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch", "short
     ("lookback_regs", "short_batch", 30),
     ("lookback_regs", "long_batch", 3), ("lookback_regs", "long_batch", 40),
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
-    ("lookback_regs", "short_fill", 3),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
     ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
-    the GPU's launch shapes: mid_batch, long_batch, many, short_batch, batch and short_fill (two
-    sequences: many's and long_batch's bounds on sequences and row lengths are lifted), large and long (16-byte path,
-    long sequences), short (16-byte path, sequences short of 15/16 of a long tile) and scalar
-    (strided input), and the seed's one-level look-backs. The shapes tried before the one tested
-    are taken out of the table, which leaves the rest of the entry as tuned."""
+    the GPU's launch shapes: mid_batch, long_batch, many, short_batch and batch (two sequences:
+    many's and long_batch's bounds on sequences and row lengths are lifted; short_fill runs
+    short_batch's shape), large and long (16-byte path, long sequences), short (16-byte path,
+    sequences short of 15/16 of a long tile) and scalar (strided input), and the seed's one-level
+    look-backs. The shapes tried before the one tested are taken out of the table, which leaves the
+    rest of the entry as tuned."""
     from _gpu import without_kinds
     from rtscan import _kernels, registry, tuning
 
