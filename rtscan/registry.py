@@ -175,8 +175,8 @@ class Variant:
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of its rival, the next kind within its bounds
         whose tile a sequence fills, before that kind's own edge (P183), and whose own tile_fill,
-        without the edge, is at least the `fill_to_take_over` of the kind the kinds after it would
-        choose (P186); a launch a kind refuses goes there; else the short shape (tuning.py says why)."""
+        without the edge, is at least the rival's `fill_to_take_over` (P186); a launch a kind refuses
+        goes where the kinds after it send it; else the short shape (tuning.py says why)."""
         return self.launch_kind(arch, dtype, vec, length, num_seqs)[1]
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
@@ -204,13 +204,12 @@ class Variant:
             edge = fields.get("fill_edge")
             if edge is None or not edges:
                 return kind, own
-            rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)[1]
-            other_kind, other = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs)
+            rival_kind, rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)
             fill = tile_fill(length, own.steps_per_sequence)
             if (edge * fill >= tile_fill(length, rival.steps_per_sequence)
-                    and fill >= entry.get(other_kind, {}).get("fill_to_take_over", 0)):
+                    and fill >= entry.get(rival_kind, {}).get("fill_to_take_over", 0)):
                 return kind, own
-            return other_kind, other
+            # refused: on to the kinds after this one, as if it were not in the entry
         return "short", entry_shape(entry["short"], vec)
 
     def launch_shapes(self, arch: str, dtype: str) -> tuple[LaunchShape, ...]:

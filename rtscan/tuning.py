@@ -60,9 +60,9 @@ from .errors import UnsupportedError
 # whose bounds hold the launch and whose tile a row fills (that kind's own edge not applied); the kind
 # takes the launch only where the part of its tiles a row fills (registry.tile_fill, the last tile's
 # empty part counted) times this edge is at least the part of the rival's tile the row fills, and where
-# the part of its own tiles a row fills, without the edge, is at least the "fill_to_take_over" (default
-# 0) of the kind the launch would go to instead (many's own bound: P186). A launch the kind refuses goes
-# there. Rivals are taken before
+# the part of its own tiles a row fills, without the edge, is at least the rival's "fill_to_take_over"
+# (default 0), even where the rival then refuses the launch by its own edge (P186). A launch the kind
+# refuses goes where the kinds after it send it. Rivals are taken before
 # their own edges because an edge is measured against one rival: mid_batch's 1.082 against the batch
 # tile holds from 300 to 700 rows, while against the short tile the long tile was worth more the more
 # rows (even at 300 rows, 8 % ahead at 1500 where the fills gave the short tile 1.086: P182).

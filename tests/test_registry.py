@@ -206,10 +206,12 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert kind(length, sequences) == "many", (length, sequences)
     for length, sequences in ((18000, 6000), (10000, 8192), (9000, 4096), (12024, 2048)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
-    # many's fill_to_take_over binds mid_batch only where many would take the launch: rows of two long
-    # tiles 73-85 % full that many leaves to short_fill take the long tile, as at 2047 rows (P186)
-    for length, sequences in ((26024, 2048), (27000, 2500), (25088, 2047)):
-        assert kind(length, sequences) == "mid_batch", (length, sequences)
+    # many's fill_to_take_over binds mid_batch from 2048 rows even where many then refuses the launch:
+    # rows of two long tiles 73-85 % full go to short_fill there, which ran 2-2.7 % faster than the long
+    # tile on 2048 x 26024 and even on 4096 x 27000 (P186); at 2047 rows they take the long tile
+    for length, sequences in ((26024, 2048), (27000, 2500)):
+        assert kind(length, sequences) == "short_fill", (length, sequences)
+    assert kind(25088, 2047) == "mid_batch"
     long_batch = registry.entry_shape(entry["long_batch"], 4)  # the long tile chunks first (P133)
     assert long_batch == dataclasses.replace(long, chunks_first=1, run_chunks=4)
     for length, sequences in ((2**18, 128), (2**18, 1024), (2**17 + 4096, 512), (200000, 256), (2**17 + 4, 2048),
