@@ -62,10 +62,10 @@ from .errors import UnsupportedError
 # empty part counted) times this edge is at least the part of the rival's tile the row fills, and where
 # the part of its own tiles a row fills, without the edge, is at least the rival's "fill_to_take_over"
 # (default 0), even where the rival then refuses the launch by its own edge (P186). A launch the kind
-# refuses goes where the kinds after it send it. Rivals are taken before
-# their own edges because an edge is measured against one rival: mid_batch's 1.082 against the batch
-# tile holds from 300 to 700 rows, while against the short tile the long tile was worth more the more
-# rows (even at 300 rows, 8 % ahead at 1500 where the fills gave the short tile 1.086: P182).
+# refuses goes where the kinds after it send it. Rivals are taken before their own edges because an edge
+# is measured against one rival: mid_batch's 1.082 against the batch tile holds from 300 to 700 rows,
+# while against the short tile the long tile was worth more the more rows (even at 300 rows, 8 % ahead
+# at 1500 where the fills gave the short tile 1.086: P182).
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
