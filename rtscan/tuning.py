@@ -232,8 +232,9 @@ LOOKBACK_REGS = {
             "p181-short-ab-2026-12-01-26.txt). 1.041, not 1.04: rows of 13 batch tiles and 25 short ones, fill "
             "ratio 26/25, stay on the batch tile whatever the rounding (P186)")),
         "short_fill": dict(
-            _SHORT_BATCH_SM90, from_sequences=2, from_length=15 * 8192 // 16, to_length=_BATCH_TILE_SM90["to_length"],
-            from_total_steps=_BATCH_TILE_SM90["from_total_steps"], source=(
+            _SHORT_BATCH_SM90, from_sequences=2,
+            from_length=_BATCH_TILE_SM90["block_threads"] * _BATCH_TILE_SM90["items"] * 15 // 16,
+            to_length=_BATCH_TILE_SM90["to_length"], from_total_steps=_BATCH_TILE_SM90["from_total_steps"], source=(
                 "the short tile where batch's fill_edge sends a launch (many's: P184, P185, in many's source): auto's "
                 "A/B on an H200, 2026-12-01, two rounds a launch, a process a row (P183; "
                 "profiling/results/h200/p183-ab-2026-12-01-26.txt): 1000 x 18432 (fills 0.90 against 0.75) 0.775/0.772"

@@ -149,14 +149,19 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     from 2^23 steps in all (short_batch: to 2^24, long_batch: from 2^25); mid_batch, the large kind's
     shape, for rows longer than one long tile (one_tile takes rows of one), however many; long_batch
     for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082) times the
-    part of the long tiles a row fills is at least the part it fills of the tile it would take
-    without them, and, where that is many's, where the long tiles are 7/8 full (fill_to_take_over);
+    part of the long tiles a row fills is at least the part it fills of its rival's tile (the next
+    kind's, before that kind's own edge), and, where that is many's, where the long tiles are 7/8
+    full (fill_to_take_over);
     many, short_batch and batch for the rest, batch only where 1.041 times the part of its tiles a row
     fills is at least the part of the short tile's and many only where 1.12 times it is, short_fill
     taking the others (P181-P186); the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     batch, large, long = (registry.entry_shape(entry[kind], 4) for kind in ("batch", "large", "long"))
+
+    def kind(length, sequences):
+        return variant.launch_kind("sm_90", "float32", 4, length, sequences)[0]
+
     assert batch.chunks_first == large.chunks_first == 1 and long.chunks_first == 0  # large: P130
     for length, sequences in ((2**18, 64), (2**18, 32), (15000, 1500), (2**17 + 4, 200)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == batch, (length, sequences)
@@ -168,16 +173,17 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
                               (32768, 2048), (65536, 2048), (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     # Rows either side of fill_edge and many's fill_to_take_over (P169-P175).
-    for length, sequences, kind in ((40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
-                                    (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
-                                    (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
-                                    (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "short_fill"),
-                                    (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch"),
-                                    # fill ratio 0.9256: long_batch at 1.082, batch at 1.08 (P175)
-                                    (169416, 400, "long_batch"), (171904, 256, "long_batch"),
-                                    # against many: the long tiles 87.3 % and 88 % full, either side of 7/8
-                                    (29508, 2048, "many"), (74360, 2048, "mid_batch")):
-        assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == kind, (length, sequences)
+    for length, sequences, expected in (
+            (40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
+            (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
+            (89840, 1000, "batch"), (89840, 128, "short_batch"), (155220, 512, "batch"),
+            (5 * long.tile, 1000, "mid_batch"), (5 * long.tile + 4, 1000, "short_fill"),
+            (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch"),
+            # fill ratio 0.9256: long_batch at 1.082, batch at 1.08 (P175)
+            (169416, 400, "long_batch"), (171904, 256, "long_batch"),
+            # against many: the long tiles 87.3 % and 88 % full, either side of 7/8
+            (29508, 2048, "many"), (74360, 2048, "mid_batch")):
+        assert kind(length, sequences) == expected, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
@@ -186,8 +192,6 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
     # (P182) on the other; the rows of ratio 1.037 and 1.0435, fourteen and twelve batch tiles, go to mid_batch
     assert registry.entry_shape(entry["short_fill"], 4) == short_batch
-    def kind(length, sequences):
-        return variant.launch_kind("sm_90", "float32", 4, length, sequences)[0]
     for length, sequences in ((12000, 2047), (18432, 1000), (10240, 2000), (85504, 2000)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
     for length, sequences in ((118784, 1500), (118784, 2000), (101432, 1000), (101436, 1000)):
