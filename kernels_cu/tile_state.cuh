@@ -13,8 +13,8 @@
 // Workspace (one per stream, allocated and zeroed once by rtscan/_workspace.py):
 //   ticket word (64-bit): low 32 bits the next tile ticket, high 32 bits the generation
 //   finished (32-bit): tiles finished, counted only in the rare launch that wraps the generation
-//   then the descriptors, five 64-bit words for each of `capacity` tiles (16-byte aligned):
-//   tile record[t] = {A, B}               tile t's own composed map, two neighbouring words (16 bytes)
+//   then five arrays of `capacity` 64-bit words:
+//   tile aggregate_a[t], aggregate_b[t]   tile t's own composed map (A, B), indexed by tile
 //   segment inclusive[g]                  the state at the end of segment g (carry of segment g+1)
 //   segment aggregate_a[g], aggregate_b[g] segment g's composed map
 //   (a segment index g = sequence * segments per sequence + segment position, below the tiles)
@@ -61,18 +61,11 @@ using word64 = unsigned long long;
 constexpr unsigned FIRST_GENERATION = 1;
 constexpr unsigned WRAPPING_GENERATION = 0xffffffffu;  // the launch after it starts again at 1
 
-// The segments' descriptors: three arrays, so that a warp's lanes reading neighbouring entries
-// (columns_lookback's lanes, the look-back's window) read neighbouring words.
+// One level of descriptors. Tiles publish only aggregates (inclusive is null for them).
 struct Descriptors {
     word64* inclusive;
     word64* aggregate_a;
     word64* aggregate_b;
-};
-
-// The tiles' descriptors: aggregates only, tile t's A and B words side by side at words + 2 t, so
-// that a segment mate's map is one 16-byte write and one 16-byte read (P187).
-struct TileRecords {
-    word64* words;
 };
 
 struct TileWorkspace {
@@ -82,7 +75,9 @@ struct TileWorkspace {
     __device__ unsigned* finished() const { return reinterpret_cast<unsigned*>(ticket + 1); }
     __device__ word64* descriptor_words() const { return ticket + 2; }
     __device__ long long descriptor_word_count() const { return 5 * capacity; }
-    __device__ TileRecords tiles() const { return {descriptor_words()}; }
+    __device__ Descriptors tiles() const {
+        return {nullptr, descriptor_words(), descriptor_words() + capacity};
+    }
     __device__ Descriptors segments() const {
         word64* first = descriptor_words() + 2 * capacity;
         return {first, first + capacity, first + 2 * capacity};
@@ -121,29 +116,6 @@ __device__ __forceinline__ word64 poll_relaxed_gpu(word64* address) {
     return value;
 }
 
-// Contract: as store_relaxed_gpu, for two neighbouring words at a 16-byte boundary, in one vector
-// store: PTX models a vector access as one access per element, so each word is single-copy atomic
-// on its own and the two are not ordered with each other. A reader checks each word's generation.
-__device__ __forceinline__ void store_pair_relaxed_gpu(word64* address, word64 first, word64 second) {
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(address), "l"(first), "l"(second) : "memory");
-}
-
-// Contract: as poll_relaxed_gpu, for two neighbouring words at a 16-byte boundary, each word read
-// single-copy atomically, in no order. By strong loads, one 16-byte vector load (one request, one
-// round trip); by atomics, two (there is no vector atom.or), to the same line.
-template <bool ATOMIC>
-__device__ __forceinline__ void poll_pair_relaxed_gpu(word64* address, word64& first, word64& second) {
-    if (ATOMIC) {
-        first = poll_relaxed_gpu<true>(address);
-        second = poll_relaxed_gpu<true>(address + 1);
-    } else {
-        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(first), "=l"(second)
-                     : "l"(address)
-                     : "memory");
-    }
-}
-
 __device__ __forceinline__ void store_relaxed_gpu(unsigned* address, unsigned value) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
@@ -176,18 +148,12 @@ __device__ __forceinline__ word64 pack_word(unsigned generation, float value) {
 __device__ __forceinline__ unsigned word_tag(word64 word) { return unsigned(word); }
 __device__ __forceinline__ float word_value(word64 word) { return __uint_as_float(unsigned(word >> 32)); }
 
-// Publish an entry's own map (a segment's or a tile's), so successors can pass over it before its
+// Publish an entry's own map (a tile's or a segment's), so successors can pass over it before its
 // carry-in is known.
 __device__ __forceinline__ void publish_aggregate(const Descriptors& level, long long entry, unsigned generation,
                                                   Affine<float> aggregate) {
     store_relaxed_gpu(level.aggregate_a + entry, pack_word(generation, aggregate.a));
     store_relaxed_gpu(level.aggregate_b + entry, pack_word(generation, aggregate.b));
-}
-
-__device__ __forceinline__ void publish_aggregate(const TileRecords& tiles, long long tile, unsigned generation,
-                                                  Affine<float> aggregate) {
-    store_pair_relaxed_gpu(tiles.words + 2 * tile, pack_word(generation, aggregate.a),
-                           pack_word(generation, aggregate.b));
 }
 
 // Publish the state at the end of a segment: the carry-in of the next one.
@@ -338,7 +304,7 @@ struct SegmentPrefix {
 // later lanes the identity; one fixed-order warp scan then composes them. Lane k's result
 // depends only on the maps of tiles 0..k, so `before` is the same whichever tile computes it.
 template <bool ATOMIC_POLLS>
-__device__ __forceinline__ SegmentPrefix segment_prefix(const TileRecords& tiles, long long tile, int position,
+__device__ __forceinline__ SegmentPrefix segment_prefix(const Descriptors& tiles, long long tile, int position,
                                                         Affine<float> own, unsigned generation) {
     const int lane = threadIdx.x & 31;
     Affine<float> map = affine_identity<float>();
@@ -346,8 +312,9 @@ __device__ __forceinline__ SegmentPrefix segment_prefix(const TileRecords& tiles
         const long long mate = tile - position + lane;
         word64 a, b;
         // Polled flat out: sleeping between polls made no difference (PREDICTIONS.md, P5).
-        do {  // one read of the mate's record per try; each word carries its own generation
-            poll_pair_relaxed_gpu<ATOMIC_POLLS>(tiles.words + 2 * mate, a, b);
+        do {  // two independent reads per try; each word carries its own generation
+            a = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_a + mate);
+            b = poll_relaxed_gpu<ATOMIC_POLLS>(tiles.aggregate_b + mate);
         } while (word_tag(a) != generation || word_tag(b) != generation);
         map = {word_value(a), word_value(b)};
     } else if (lane == position) {

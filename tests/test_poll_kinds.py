@@ -1,7 +1,6 @@
 """A shape's `atomic_polls` reaches its kernel, with no GPU: in NVRTC's PTX, a kernel tuned to
 poll by atomics polls only by atom.relaxed.gpu.global.or.b64 (with 0), and one tuned to poll by
-strong loads only by ld.relaxed.gpu.global.u64, or its 16-byte form for a tile's record
-(kernels_cu/tile_state.cuh, poll_relaxed_gpu and poll_pair_relaxed_gpu).
+strong loads only by ld.relaxed.gpu.global.u64 (kernels_cu/tile_state.cuh, poll_relaxed_gpu).
 
 The two read the same word under the same contract, so no output shows which one ran; on an H200
 they move a variant's time by up to a fifth either way (profiling/PREDICTIONS.md, P86-P87). Only
@@ -17,7 +16,7 @@ from rtscan import _compile, _kernels
 from rtscan.registry import VARIANTS
 
 ATOMIC_POLL = r"\batom\.relaxed\.gpu\.global\.or\.b64\b"
-STRONG_POLL = r"\bld\.relaxed\.gpu\.global(\.v2)?\.u64\b"
+STRONG_POLL = r"\bld\.relaxed\.gpu\.global\.u64\b"
 POLLING = sorted(name for name, variant in VARIANTS.items() if not variant.pass_kernels)  # the look-back's users
 
 
