@@ -41,8 +41,8 @@ from .errors import UnsupportedError
 #            tiles they would take (its fill_to_take_over), or leaving them emptier than its own by
 #            their fill_edge), where its own fill_edge says its tiles' fill is worth the short tile's;
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
-#            the short tile, chunks first, for batches of rows the kinds before it leave, from just past
-#            one wave of long tiles to 2^24 steps: P123, P191);
+#            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
+#            leave);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -88,9 +88,6 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
-# Steps in one wave of sm_90's long tiles, two blocks an SM on 132 SMs (H100 SXM, H200): past it, the
-# long kind's last wave is part-empty and the short tile ran batches 3-8 % faster (P191).
-_LONG_WAVE_SM90 = 2 * 132 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"]
 # sm_90's large shape since P161, also its mid_batch: the long tile with runs of 2, the one-level
 # look-back over tiles, atomic polls, tickets chunks first.
 _LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
@@ -203,7 +200,7 @@ LOOKBACK_REGS = {
             "0.785/0.770; 4096 x 34024 (1.111) 0.769/0.767 against 0.774/0.775, 2048 x 68024 (1.06) 0.794/0.791 "
             "against 0.826/0.816")),
         "short_batch": dict(
-            _SHORT_BATCH_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=_LONG_WAVE_SM90 + 1,
+            _SHORT_BATCH_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23,
             to_total_steps=1 << 24, source=(
                 f"{_P115_P118}: chunks first, beside the batch tile on batches of 2^23-2^24 steps, 64 x "
                 "131072 0.727 against 0.705, 128 x 65536 0.738 and 0.758 against 0.721, 256 x 32768 0.768 "
@@ -212,13 +209,7 @@ LOOKBACK_REGS = {
                 "0.812; not at 262144 steps a row (64 x 262144 0.761 against 0.780) nor from 2^25 (1024 x "
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
-                "0.825 against 0.807). From just past one wave of long tiles (_LONG_WAVE_SM90), where the long "
-                "kind took batches under 2^23 steps: auto's A/B on an H200, 2026-12-01, two rounds, a process a row "
-                "(P191, profiling/results/h200/p191-sb22-ab-2026-12-01-27.txt): 96 x 65536 0.703/0.700 against "
-                "0.651/0.649, 192 x 32768 0.721/0.727 against 0.678/0.680, 48 x 131072 0.675/0.667 against "
-                "0.636/0.641, 200 x 30000 0.786/0.785 against 0.762/0.753, 80 x 65536 0.654/0.647 against "
-                "0.627/0.628, 112 x 65536 even; one wave or less keeps the long kind (64 x 65536: short tiles "
-                "lost there, P114)")),
+                "0.825 against 0.807)")),
         # to_sequences 2047: many is tried first from 2048 rows, and batch, the same tile, must not be its
         # rival there, or many's fill_edge could never refuse a launch
         "batch": dict(
