@@ -43,10 +43,6 @@ from .errors import UnsupportedError
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
-#   "over_wave": optional, tried next: as "batch", up to its `to_total_steps` (sm_90: short_batch's shape
-#            for rows that fill a long tile, from 1.15 waves of long tiles to 2^23 steps, where the long
-#            kind's part-filled last wave cost 3-8 %, and where its fill_edge says the short tiles are as
-#            full as the long ones: P191-P194);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -92,8 +88,6 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
-# Steps in one wave of sm_90's long tiles at full fill, two blocks an SM on 132 SMs (H100 SXM, H200).
-_LONG_WAVE_SM90 = 2 * 132 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"]
 # sm_90's large shape since P161, also its mid_batch: the long tile with runs of 2, the one-level
 # look-back over tiles, atomic polls, tickets chunks first.
 _LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
@@ -216,22 +210,6 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
-        "over_wave": dict(
-            _SHORT_BATCH_SM90, from_sequences=2,
-            from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16), to_length=1 << 17,
-            from_total_steps=_LONG_WAVE_SM90 * 23 // 20, to_total_steps=(1 << 23) - 1, fill_edge=1.0, source=(
-                "short_batch's shape where the long kind took batches of rows filling long tiles under 2^23 steps, "
-                "from 1.15 waves of them: auto's A/B on an H200, 2026-12-01, two rounds, a process a row (P191, "
-                "profiling/results/h200/p191-sb22-ab-2026-12-01-27.txt): 96 x 65536 (1.45 waves) 0.703/0.700 "
-                "against 0.651/0.649, 192 x 32768 0.721/0.727 against 0.678/0.680, 48 x 131072 0.675/0.667 against "
-                "0.636/0.641, 200 x 30000 0.786/0.785 against 0.762/0.753, 80 x 65536 (1.18 waves) 0.654/0.647 "
-                "against 0.627/0.628, 112 x 65536 (1.7) even. Not from one wave: 133 x 33792 (1.008 waves) ran "
-                "0.926/0.910 on the long tile against 0.750/0.750, 69 x 65536 (1.05) even; nor on rows shorter "
-                "than a long tile, which keep the short kind (1000 x 5000 0.684/0.681 against 0.616/0.613; P192, "
-                "p192-ab-2026-12-01-27.txt). fill_edge 1.0, against the long kind: the short tile lost where its "
-                "tiles were the emptier, 152 x 33792 (0.917 full against 1.0) 0.615/0.612 against 0.691/0.692, "
-                "and gained on the rows above and on 400 x 16900 (0.825 against 0.5) 0.787/0.779 against "
-                "0.551/0.544 (P193, p193-ab-2026-12-01-27.txt); P194 checked the edge on rows of other fills")),
         # to_sequences 2047: many is tried first from 2048 rows, and batch, the same tile, must not be its
         # rival there, or many's fill_edge could never refuse a launch
         "batch": dict(
