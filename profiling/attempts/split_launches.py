@@ -1,12 +1,17 @@
-"""Experiment (P189): a launch of 1-2 waves of tiles as several launches of at most one wave each,
-rows split for batches, a single sequence chained through h0 = the previous part's last state.
-Timed as the bench times (graph of back-to-back calls), beside the copy of the same bytes."""
-import sys, itertools
+"""Experiment (P189, refuted): a launch of 1-2 waves of tiles as several launches of at most one wave
+each, rows split for batches, a single sequence chained through h0 = the previous part's last state.
+Timed as the bench times (graph of back-to-back calls), beside the copy of the same bytes. Run on the
+GPU as .scratch/split.py (results/h200/p189-split-2026-12-01-27.txt); kept here with its unused
+import removed. Usage: PYTHONPATH=. python3 -P profiling/attempts/split_launches.py 128x65536:2 1x8388608:2
+"""
+import sys
+
 import numpy as np
 import torch
 import rtscan
 import rtscan.reference
 from rtscan import _bench, _driver
+
 
 def run(num_seqs, length, parts):
     torch.manual_seed(0)
@@ -49,6 +54,7 @@ def run(num_seqs, length, parts):
     print(f"{label:>12} parts {parts}: copy {c:7.1f} us | whole {w:7.1f} us {c / w:.3f} | split {s:7.1f} us {c / s:.3f}"
           f" | split/whole {w / s:.3f}  err whole {results['whole'][1]:.1e} split {results['split'][1]:.1e}", flush=True)
     _driver.destroy_stream(stream)
+
 
 if __name__ == "__main__":
     for item in sys.argv[1:]:
