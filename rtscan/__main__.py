@@ -1,4 +1,5 @@
-"""python -m rtscan info | compile --arch sm_90 | bench [--variant NAME] [--min-log2 16] [--max-log2 28]"""
+"""python -m rtscan info | compile --arch sm_90 | route --shapes 96x65536 | bench [--variant NAME] [--min-log2 16]
+[--max-log2 28]"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 
 from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx
 from .errors import RtscanError
-from .registry import VARIANTS, resolve
+from .registry import VARIANTS, resolve, tile_fill
 
 
 def _nvtx_state() -> str:
@@ -61,6 +62,40 @@ def compile_command(args) -> int:
     return 0
 
 
+def _rows(text: str) -> list[tuple[int, int]]:
+    """--shapes' rows, or argparse's usage error naming the argument."""
+    from . import _bench
+
+    try:
+        return _bench.parse_shapes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def route_command(args) -> int:
+    """For each row of SEQUENCESxSTEPS, laid out contiguously in float32 from a 16-byte boundary, the
+    kind of tuning.py's table and the launch shape auto's lookback_regs takes, read from the table
+    alone (no GPU needed), with the tiles the launch holds and how full a row leaves them."""
+    if args.arch:
+        arch = args.arch
+    else:
+        ok, why = _driver.gpu_status()
+        if not ok:
+            print(f"rtscan route needs --arch without a usable GPU: {why}", file=sys.stderr)
+            return 2
+        arch = _kernels.device_arch(0)
+    variant = VARIANTS["lookback_regs"]
+    for num_seqs, length in args.shapes:
+        vec = 4 if num_seqs == 1 or length % 4 == 0 else 1  # later rows start off the 16-byte boundary
+        kind, shape = variant.launch_kind(arch, "float32", vec, length, num_seqs)
+        per_seq, tiles = variant.tile_counts(shape, num_seqs, length)
+        print(f"{num_seqs}x{length} on {arch}: {kind}, {shape.block_threads} x {shape.items} "
+              f"({'16-byte' if shape.vec == 4 else 'scalar'} steps, {shape.min_blocks} blocks an SM), "
+              f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {tiles} in all, "
+              f"{tile_fill(length, shape.steps_per_sequence):.1%} of them full")
+    return 0
+
+
 def bench_command(args) -> int:
     ok, why = _driver.gpu_status()
     if not ok:
@@ -74,7 +109,7 @@ def bench_command(args) -> int:
     else:
         names = [resolve(args.variant).name]
     if args.shapes:
-        rows = _bench.parse_shapes(args.shapes)
+        rows = args.shapes
     else:
         rows = [(1, 1 << log2) for log2 in range(args.min_log2, args.max_log2 + 1, args.step)]
     _bench.run(names, rows, with_model=args.model, offset=1 if args.misaligned else 0, cold=args.cold,
@@ -88,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("info", help="device, arch, clocks, bandwidth, cache, what is compiled")
     compile_parser = commands.add_parser("compile", help="compile every kernel for an arch (no GPU needed)")
     compile_parser.add_argument("--arch", required=True, help="e.g. sm_90")
+    route_parser = commands.add_parser("route", help="the tuning kind and launch shape auto takes for each row "
+                                                     "(no GPU needed)")
+    route_parser.add_argument("--shapes", required=True, type=_rows,
+                              help="rows of SEQUENCESxSTEPS, e.g. 96x65536,64x65536")
+    route_parser.add_argument("--arch", help="e.g. sm_90 (default: GPU 0's)")
     bench_parser = commands.add_parser("bench", help="time scans beside a device-to-device copy of the same bytes")
     bench_parser.add_argument("--variant", default="auto", help="a variant name, 'auto' or 'all'")
     bench_parser.add_argument("--min-log2", type=int, default=16)
@@ -95,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--step", type=int, default=2, help="log2 step between sizes")
     bench_parser.add_argument("--model", action="store_true",
                               help="also print rtscan/model.py's predicted time and measured / predicted")
-    bench_parser.add_argument("--shapes", help="rows of SEQUENCESxSTEPS instead of one sequence per size, "
-                                               "e.g. 8192x4096,64x65536")
+    bench_parser.add_argument("--shapes", type=_rows,
+                              help="rows of SEQUENCESxSTEPS instead of one sequence per size, e.g. 8192x4096,64x65536")
     bench_parser.add_argument("--misaligned", action="store_true",
                               help="start every sequence one element past a 16-byte boundary (the look-back variants "
                                    "still take 16-byte steps from the boundary, the others their scalar path)")
@@ -107,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
                               help="lay each row out as (STEPS, SEQUENCES) and scan along dim 0, so a sequence's "
                                    "steps lie SEQUENCES elements apart (the scalar path, for SEQUENCES > 1)")
     args = parser.parse_args(argv)
-    handlers = {"info": info, "compile": compile_command, "bench": bench_command}
+    handlers = {"info": info, "compile": compile_command, "route": route_command, "bench": bench_command}
     try:
         return handlers[args.command](args)
     except RtscanError as exc:
