@@ -1,15 +1,16 @@
-"""python -m rtscan info | compile --arch sm_90 | route --shapes 96x65536 | bench [--variant NAME] [--min-log2 16]
-[--max-log2 28]"""
+"""python -m rtscan info | compile --arch sm_90 | route --shapes 96x65536 [--arch sm_90]
+| bench [--variant NAME] [--min-log2 16] [--max-log2 28]"""
 
 from __future__ import annotations
 
 import argparse
 import platform
+import re
 import sys
 
 from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx
 from .errors import RtscanError
-from .registry import VARIANTS, resolve, tile_fill
+from .registry import VARIANTS, contiguous_vec, resolve, tile_fill
 
 
 def _nvtx_state() -> str:
@@ -72,10 +73,17 @@ def _rows(text: str) -> list[tuple[int, int]]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _arch(text: str) -> str:
+    """--arch, or argparse's usage error naming the argument."""
+    if not re.fullmatch(r"sm_\d+", text):
+        raise argparse.ArgumentTypeError(f"an architecture looks like sm_90, got {text!r}")
+    return text
+
+
 def route_command(args) -> int:
     """For each row of SEQUENCESxSTEPS, laid out contiguously in float32 from a 16-byte boundary, the
     kind of tuning.py's table and the launch shape auto's lookback_regs takes, read from the table
-    alone (no GPU needed), with the tiles the launch holds and how full a row leaves them."""
+    alone (no GPU needed), with the tiles the launch holds and how much of them the steps fill."""
     if args.arch:
         arch = args.arch
     else:
@@ -84,15 +92,14 @@ def route_command(args) -> int:
             print(f"rtscan route needs --arch without a usable GPU: {why}", file=sys.stderr)
             return 2
         arch = _kernels.device_arch(0)
-    variant = VARIANTS["lookback_regs"]
+    variant = resolve("auto")  # auto's variant for rows that are not time-major
     for num_seqs, length in args.shapes:
-        vec = 4 if num_seqs == 1 or length % 4 == 0 else 1  # later rows start off the 16-byte boundary
-        kind, shape = variant.launch_kind(arch, "float32", vec, length, num_seqs)
+        kind, shape = variant.launch_kind(arch, "float32", contiguous_vec(num_seqs, length), length, num_seqs)
         per_seq, tiles = variant.tile_counts(shape, num_seqs, length)
         print(f"{num_seqs}x{length} on {arch}: {kind}, {shape.block_threads} x {shape.items} "
               f"({'16-byte' if shape.vec == 4 else 'scalar'} steps, {shape.min_blocks} blocks an SM), "
               f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {tiles} in all, "
-              f"{tile_fill(length, shape.steps_per_sequence):.1%} of them full")
+              f"the steps filling {100 * tile_fill(length, shape.steps_per_sequence):.3g} % of them")
     return 0
 
 
@@ -122,12 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("info", help="device, arch, clocks, bandwidth, cache, what is compiled")
     compile_parser = commands.add_parser("compile", help="compile every kernel for an arch (no GPU needed)")
-    compile_parser.add_argument("--arch", required=True, help="e.g. sm_90")
+    compile_parser.add_argument("--arch", required=True, type=_arch, help="e.g. sm_90")
     route_parser = commands.add_parser("route", help="the tuning kind and launch shape auto takes for each row "
                                                      "(no GPU needed)")
     route_parser.add_argument("--shapes", required=True, type=_rows,
                               help="rows of SEQUENCESxSTEPS, e.g. 96x65536,64x65536")
-    route_parser.add_argument("--arch", help="e.g. sm_90 (default: GPU 0's)")
+    route_parser.add_argument("--arch", type=_arch, help="e.g. sm_90 (default: GPU 0's)")
     bench_parser = commands.add_parser("bench", help="time scans beside a device-to-device copy of the same bytes")
     bench_parser.add_argument("--variant", default="auto", help="a variant name, 'auto' or 'all'")
     bench_parser.add_argument("--min-log2", type=int, default=16)

@@ -21,7 +21,7 @@ import statistics
 import numpy as np
 
 from . import _driver, _kernels, _layout, _nvml, _nvtx, model, scan
-from .registry import VARIANTS, auto_variant
+from .registry import VARIANTS, auto_variant, contiguous_vec
 
 REPLAYS = 7
 COLD_L2_MULTIPLE = 4
@@ -202,7 +202,7 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
             for name, micro in zip(variant_names, timed):
                 line += f" | {micro:>20.1f} {nbytes / micro / 1e3:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
-                    vec = 1 if offset % 4 or (time_major and num_seqs > 1) else 4
+                    vec = 1 if offset % 4 or (time_major and num_seqs > 1) else contiguous_vec(num_seqs, length)
                     predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time, time_major)
                     line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before
