@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import platform
-import re
 import sys
 
-from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx
+from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx, tuning
 from .errors import RtscanError
 from .registry import VARIANTS, contiguous_vec, resolve, tile_fill
 
@@ -74,9 +73,11 @@ def _rows(text: str) -> list[tuple[int, int]]:
 
 
 def _arch(text: str) -> str:
-    """--arch, or argparse's usage error naming the argument."""
-    if not re.fullmatch(r"sm_\d+", text):
-        raise argparse.ArgumentTypeError(f"an architecture looks like sm_90, got {text!r}")
+    """--arch as the tuning table reads it, or argparse's usage error naming the argument."""
+    try:
+        tuning.arch_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 

@@ -441,7 +441,8 @@ THREE_PASS_REDUCE = {("sm_80", "float32"): {kind: dict(_THREE_PASS_SHAPE) for ki
 
 
 @functools.lru_cache(maxsize=None)  # every scan() looks its shape up: keep the regex off that path
-def _arch_number(arch: str) -> int:
+def arch_number(arch: str) -> int:
+    """An architecture's number as the table orders them: sm_90 and sm_90a -> 90."""
     match = re.match(r"^sm_(\d+)", arch)
     if not match:
         raise ValueError(f"arch must look like 'sm_90', got {arch!r}")
@@ -453,8 +454,8 @@ def lookup(table: dict, arch: str, dtype: str) -> dict:
     exact = table.get((arch, dtype))
     if exact is not None:
         return exact
-    wanted = _arch_number(arch)
-    candidates = [(_arch_number(a), a) for (a, d) in table if d == dtype and _arch_number(a) <= wanted]
+    wanted = arch_number(arch)
+    candidates = [(arch_number(a), a) for (a, d) in table if d == dtype and arch_number(a) <= wanted]
     if not candidates:
         raise UnsupportedError(f"rtscan has no kernel for {dtype} on {arch}: it needs sm_80 or newer "
                                f"(cp.async) and one of the dtypes {sorted({d for _, d in table})}")
