@@ -136,7 +136,13 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
     const long long chunk = tile - seq * tiles_per_seq;
-    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out);
+    // seq_layout.cuh's head: where the layout has one, this sequence is scanned from the boundary of
+    // `layout.head` elements (a 128- or 16-byte boundary) at or before its step 0, whose distance
+    // from it a, b and out share (the host checked). So every row of a batch takes 16-byte steps
+    // from a line, whatever its length, without the host knowing where each row starts.
+    const int row_head = VEC == 4 && layout.head
+        ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
+    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out, row_head);
     const int valid = steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;
@@ -166,13 +172,14 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
                                       : STAGED_CHUNKS < STAGE_GROUPS ? STAGED_CHUNKS : STAGE_GROUPS;
     auto stage_group = [&](int c) { return (c - REGISTER_CHUNKS) * STAGE_GROUPS_USED / STAGED_CHUNKS; };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
-    // Steps before the sequence's first (seq_layout.cuh's head; 16-byte path only) were loaded with
-    // the first vector: the 16 bytes holding step 0, inside the allocation holding it, since
-    // allocations start 16-byte aligned. They are not the caller's: every read here makes them
-    // the identity. Only lane 0 of warp 0 holds them, in chunk 0 (head < VEC; a register chunk
-    // wherever there are runs), so the maps the rewrite composes from the warp span's start stay
-    // the identity there too, and the final store skips them.
-    const int head = VEC == 4 && chunk == 0 && warp == 0 && lane == 0 ? int(layout.head) : 0;
+    // Steps before the sequence's first (the row head above; 16-byte path only) were loaded with the
+    // first vectors: the line holding step 0, inside the allocation holding it, since allocations
+    // start at least 256-byte aligned (CUDA C++ Programming Guide, "Device Memory Accesses"). They
+    // are not the caller's: every read here makes them the identity. Only lanes 0-7 of warp 0 hold
+    // them, in chunk 0 (head < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps
+    // the rewrite composes from the warp span's start stay the identity there too, and the final
+    // store skips them.
+    const int head = VEC == 4 && warp == 0 ? steps.head : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
 #pragma unroll
@@ -184,7 +191,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (c == 0 && head > 0) {
 #pragma unroll
             for (int v = 0; v < VEC; ++v)
-                if (v < head) maps[v] = affine_identity<float>();
+                if (first_step<VEC>(warp_first, 0, int(lane)) + v < head) maps[v] = affine_identity<float>();
         }
     };
     // Lane l's maps of vector j of run r (steps past the sequence's end are identities).

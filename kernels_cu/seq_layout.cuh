@@ -15,12 +15,15 @@ struct SeqLayout {
     long long length;                     // steps per sequence (L)
     long long num_seqs;                   // independent sequences (S), the product of batch_size
     int batch_rank;                       // how many batch axes remain after merging
-    // Steps 0 .. head - 1 of every sequence are not the caller's: the identity map, never written.
-    // The host sets it (only for lookback.cu, else 0) when a, b and out start every sequence the
-    // same 1-3 elements past a 16-byte boundary: the origins and the length then count from that
-    // boundary, so each tile's 16-byte loads and stores stay aligned (rtscan/_scan.py, P67). An int
-    // beside batch_rank: the struct keeps its size, and the kernels at their register limit keep
-    // their allocation (a wider struct made hillis_steele 768x1 spill on sm_100).
+    // 0, or the boundary, in elements (32: a 128-byte line; 4: 16 bytes), from which lookback.cu
+    // scans each sequence: from the last one at or before its step 0, the steps between (its row
+    // head, which differs from row to row where rows are not a boundary long) being the identity,
+    // never written. The host sets it (only for lookback.cu) where a, b and out start every
+    // sequence equally far past such a boundary and some sequence starts off it, so that every
+    // tile's 16-byte loads and stores are aligned, and counts the tiles from the longest row head
+    // (rtscan/_scan.py; P67, P196). An int beside batch_rank: the struct keeps its size, and the
+    // kernels at their register limit keep their allocation (a wider struct made hillis_steele
+    // 768x1 spill on sm_100).
     int head;
     long long batch_size[MAX_BATCH_RANK];
     long long in_batch_stride[MAX_BATCH_RANK];   // shared by a and b

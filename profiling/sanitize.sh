@@ -9,8 +9,9 @@
 # sequences of 2^17-2^18 steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x
 # 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000
 # steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
-# (kernels_cu/tile_state.cuh) under the tools too; one more runs 2 x 1048580 steps in device memory
-# one element past a 16-byte boundary, which the 16-byte path scans from the boundary (P67). Cases
+# (kernels_cu/tile_state.cuh) under the tools too; three more put rows off their lines, which the
+# 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
+# memory 31 elements past the allocation's start, and 2 x 66001 on the mid_batch shape. Cases
 # run JOBS at a time (default 6), each limited to CASE_SECONDS (default 300); VARIANTS (names, space
 # separated) limits the cases of every variant (4100 and 1048580 steps) to those (default all). Logs
 # under $OUT (or ./sanitizer-logs); summary.txt holds one line per case. Run from the
@@ -41,5 +42,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 140000 long_batch"  # the long tile at 9 tiles a sequence, chunks first
     echo "$tool lookback_regs 300000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 18 tiles
     echo "$tool lookback_regs 5300000 any_total"  # and at 538 tiles: several waves, the stagger
-    echo "$tool lookback_regs 1048580 head"  # rows one element past a 16-byte boundary: the head (P67)
+    echo "$tool lookback_regs 1048580 head"  # rows 31 and 3 elements past a line: row heads (P67, P196)
+    echo "$tool lookback_regs 4101 head"  # rows 31 and 4 elements past a line, the short tile
+    echo "$tool lookback_regs 66001 any_total"  # rows 0 and 17 elements past a line, the mid_batch shape
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"

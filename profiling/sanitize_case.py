@@ -1,7 +1,8 @@
 """One compute-sanitizer case of profiling/sanitize.sh: scan two sequences of LENGTH steps with
-VARIANT, through the 16-byte path (time contiguous; LENGTH a multiple of 4, or the second
-sequence is misaligned and the scalar path runs instead) and the scalar path (time stride 2), from
-NumPy host arrays so no framework's kernels run under the tool; check against the reference.
+VARIANT, through the 16-byte path (time contiguous; for the look-back kernels whatever LENGTH, each
+row from its line, P196; for the others LENGTH a multiple of 4, or the scalar path runs instead)
+and the scalar path (time stride 2), from NumPy host arrays so no framework's kernels run under the
+tool; check against the reference.
 
 With a third argument `any_total`, a 16-byte launch takes the variant's mid_batch, short_batch,
 batch, large or long shape whenever a sequence fills one of its tiles (mid_batch and long_batch:
@@ -9,9 +10,10 @@ as their fill_edge allows), whatever the launch's total steps (as the GPU tests 
 meant for 2^21 or 2^24 steps and more under the tools at a size they can finish. With `long_batch`,
 the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
 tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `head` instead, the two
-sequences lie in device memory one element past a 16-byte boundary (a, b and out alike), which the
-look-back kernels scan 16 bytes at a time from the boundary (SeqLayout.head, P67); memcheck then
-sees whether a read or write strays outside the allocations. columns and columns_lookback also scan
+sequences lie in device memory 31 elements past the start of their allocations (a, b and out
+alike), which the look-back kernels scan 16 bytes at a time from each row's line (SeqLayout.head,
+P67, P196): the first row's head reads all 31; memcheck then sees whether a read or write strays
+outside the allocations. columns and columns_lookback also scan
 time-major batches of 100 and 12 sequences.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | head]
@@ -38,50 +40,51 @@ if sys.argv[3:] in (["any_total"], ["long_batch"]):
         table[key] = rtscan.registry.any_total(entry, any_sequences)
 elif sys.argv[3:] and not head:
     sys.exit(f"the third argument may only be any_total, long_batch or head, got {sys.argv[3:]}")
-if length % 4:
-    sys.exit(f"LENGTH must be a multiple of 4 for the contiguous case to take the 16-byte path, got {length}")
 rng = np.random.default_rng()
 a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
 b = rng.standard_normal((2, length)).astype(np.float32)
 expected = rtscan.reference.scan(a, b)
 
 
+GUARDS = 31  # elements of 777 before each array in its allocation: a line less one element
+
+
 class OnDevice:
-    """A (2, length) float32 array one element into its own allocation (__cuda_array_interface__),
-    after a guard element of 777: memcheck cannot see a write there, so guard() reads it back."""
+    """A (2, length) float32 array GUARDS elements into its own allocation (__cuda_array_interface__),
+    after guard elements of 777: memcheck cannot see a write there, so guards() reads them back."""
 
     def __init__(self, values: np.ndarray):
         from rtscan import _driver
 
         self.shape = values.shape
-        self.pointer = _driver.alloc(4 * (values.size + 1))
-        host = np.concatenate([[777.0], np.ravel(values)]).astype(np.float32)
+        self.pointer = _driver.alloc(4 * (values.size + GUARDS))
+        host = np.concatenate([np.full(GUARDS, 777.0), np.ravel(values)]).astype(np.float32)
         _driver.copy_to_device(self.pointer, host.ctypes.data, host.nbytes, 0)
         _driver.synchronize(0)
-        self.__cuda_array_interface__ = {"shape": values.shape, "typestr": "<f4", "data": (self.pointer + 4, False),
-                                         "strides": None, "version": 3}
+        self.__cuda_array_interface__ = {"shape": values.shape, "typestr": "<f4",
+                                         "data": (self.pointer + 4 * GUARDS, False), "strides": None, "version": 3}
 
     def _read_all(self) -> np.ndarray:
         from rtscan import _driver
 
-        host = np.empty(int(np.prod(self.shape)) + 1, np.float32)
+        host = np.empty(int(np.prod(self.shape)) + GUARDS, np.float32)
         _driver.copy_to_host(host.ctypes.data, self.pointer, host.nbytes, 0)
         _driver.synchronize(0)
         return host
 
     def read(self) -> np.ndarray:
-        return self._read_all()[1:].reshape(self.shape)
+        return self._read_all()[GUARDS:].reshape(self.shape)
 
-    def guard(self) -> float:
-        return float(self._read_all()[0])
+    def guards(self) -> np.ndarray:
+        return self._read_all()[:GUARDS]
 
 
 if head:
     rtscan._driver.make_current(0)
     out = OnDevice(np.zeros_like(a))
     rtscan.scan(OnDevice(a), OnDevice(b), out=out, variant=variant)
-    if out.guard() != 777.0:
-        sys.exit(f"{variant} L={length} head: the element before out was written under the sanitizer")
+    if not (out.guards() == 777.0).all():
+        sys.exit(f"{variant} L={length} head: an element before out was written under the sanitizer")
     results = (("head", out.read()),)
 else:
     contiguous = rtscan.scan(a, b, variant=variant)                              # 16-byte path

@@ -7,9 +7,9 @@ import argparse
 import platform
 import sys
 
-from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx, tuning
+from . import __version__, _compile, _driver, _kernels, _nvml, _nvtx, _scan, tuning
 from .errors import RtscanError
-from .registry import VARIANTS, contiguous_vec, resolve, tile_fill
+from .registry import VARIANTS, resolve
 
 
 def _nvtx_state() -> str:
@@ -82,7 +82,7 @@ def _arch(text: str) -> str:
 
 
 def route_command(args) -> int:
-    """For each row of SEQUENCESxSTEPS, laid out contiguously in float32 from a 16-byte boundary, the
+    """For each row of SEQUENCESxSTEPS, laid out contiguously in float32 from a 128-byte line, the
     kind of tuning.py's table and the launch shape auto's lookback_regs takes, read from the table
     alone (no GPU needed), with the tiles the launch holds and how much of them the steps fill."""
     if args.arch:
@@ -93,14 +93,15 @@ def route_command(args) -> int:
             print(f"rtscan route needs --arch without a usable GPU: {why}", file=sys.stderr)
             return 2
         arch = _kernels.device_arch(0)
-    variant = resolve("auto")  # auto's variant for rows that are not time-major
     for num_seqs, length in args.shapes:
-        kind, shape = variant.launch_kind(arch, "float32", contiguous_vec(num_seqs, length), length, num_seqs)
-        per_seq, tiles = variant.tile_counts(shape, num_seqs, length)
-        print(f"{num_seqs}x{length} on {arch}: {kind}, {shape.block_threads} x {shape.items} "
-              f"({'16-byte' if shape.vec == 4 else 'scalar'} steps, {shape.min_blocks} blocks an SM), "
-              f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {tiles} in all, "
-              f"the steps filling {100 * tile_fill(length, shape.steps_per_sequence):.3g} % of them")
+        launch = _scan.contiguous_launch("auto", num_seqs, length, arch)
+        shape, per_seq = launch.shape, launch.tiles_per_seq
+        steps = "16-byte steps" if shape.vec == 4 else "scalar steps"
+        if launch.plan.layout.head:
+            steps += ", each row from its line"
+        print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
+              f"({steps}, {shape.min_blocks} blocks an SM), {per_seq} tile{'s' if per_seq > 1 else ''} a row, "
+              f"{launch.num_tiles} in all, the steps filling {100 * length / (per_seq * shape.tile):.3g} % of them")
     return 0
 
 

@@ -212,10 +212,10 @@ def check_dtype(name: str, array: ArrayView) -> None:
 
 def empty_like(array: ArrayView, offset: int = 0) -> ArrayView:
     """A new uninitialised result of the input's own kind, keeping its layout where dense. With
-    `offset` (1-3; the caller passes it only for a C-contiguous torch or CuPy input), a C-contiguous
-    result that starts that many elements into its allocation, as far past a 16-byte boundary as
-    the input, so that a scan of a[1:] and b[1:] keeps the 16-byte path (rtscan/_scan.py's
-    _result_offset, P67)."""
+    `offset` (1-31; the caller passes it only for a C-contiguous torch or CuPy input), a C-contiguous
+    result that starts that many elements into its allocation (whose start is at least 256-byte
+    aligned), as far past a 128-byte line as the input, so that a scan of a[1:] and b[1:] keeps the
+    16-byte path from the line (rtscan/_scan.py's _result_offset, P67, P196)."""
     if array.kind == "torch":
         torch = sys.modules["torch"]  # loaded, since a is a tensor; cheaper than an import statement per call
         if offset:

@@ -20,8 +20,7 @@ import statistics
 
 import numpy as np
 
-from . import _driver, _kernels, _layout, _nvml, _nvtx, model, scan
-from .registry import VARIANTS, auto_variant, contiguous_vec
+from . import _driver, _kernels, _nvml, _nvtx, _scan, model, scan
 
 REPLAYS = 7
 COLD_L2_MULTIPLE = 4
@@ -95,16 +94,13 @@ def _time_copy(copy, stream: int, launches: int) -> float:
     return min(_time_graph(copy, stream, launches), _time_stream(copy, stream, launches))
 
 
-def _predicted_us(name: str, num_seqs: int, length: int, vec: int, copy_bytes: int, copy_us: float,
+def _predicted_us(name: str, num_seqs: int, length: int, offset: int, copy_bytes: int, copy_us: float,
                   time_major: bool) -> float:
-    """rtscan/model.py's time for num_seqs sequences of `length` steps on the 16-byte (vec 4) or
-    scalar path, at the bandwidth the copy reached in this row."""
-    if name == "auto":
-        shape = (length, num_seqs) if time_major else (num_seqs, length)
-        name = auto_variant(_layout.plan(shape, (shape[1], 1), (shape[1], 1), 0 if time_major else 1, False).layout).name
-    variant = VARIANTS[name]
-    shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, length, num_seqs)
-    return model.predicted_us(model.passes(variant, shape, num_seqs, length, 4), copy_bytes, copy_us)
+    """rtscan/model.py's time for the launch rtscan prepares for num_seqs sequences of `length` steps
+    laid out as the bench lays them (`offset` elements past a line), at the bandwidth the copy
+    reached in this row."""
+    launch = _scan.contiguous_launch(name, num_seqs, length, _kernels.device_arch(0), offset, time_major)
+    return model.predicted_us(model.passes(launch.variant, launch.shape, num_seqs, length, 4), copy_bytes, copy_us)
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:
@@ -202,8 +198,7 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
             for name, micro in zip(variant_names, timed):
                 line += f" | {micro:>20.1f} {nbytes / micro / 1e3:>7.0f} {copy_time / micro:>7.3f}"
                 if with_model:
-                    vec = 1 if offset % 4 or (time_major and num_seqs > 1) else contiguous_vec(num_seqs, length)
-                    predicted = _predicted_us(name, num_seqs, length, vec, nbytes, copy_time, time_major)
+                    predicted = _predicted_us(name, num_seqs, length, offset, nbytes, copy_time, time_major)
                     line += f" {predicted:>9.1f} {micro / predicted:>7.2f}"
             drift = abs(copy_after - copy_before) / copy_before
             if drift > 0.03:

@@ -46,16 +46,13 @@ class Plan:
     element_offsets: tuple[int, ...]  # every batch stride and origin, for the alignment check
 
 
-def with_head(plan: Plan, head: int) -> Plan:
-    """The plan scanned from `head` (1-3) elements before each sequence's step 0, where a, b and out
-    all start that far past a 16-byte boundary: the layout's length and origins count from the
-    boundary and its `head` steps are the identity (kernels_cu/seq_layout.cuh)."""
+def with_head(plan: Plan, boundary: int) -> Plan:
+    """The plan whose kernel scans each sequence from the last `boundary` (32 or 4 elements: a
+    128-byte line or 16 bytes) at or before its step 0, the steps between being the identity
+    (kernels_cu/seq_layout.cuh's head); lengths, origins and strides stay the caller's."""
     layout = SeqLayout.from_buffer_copy(plan.layout)
-    layout.length += head
-    layout.in_origin -= head
-    layout.out_origin -= head
-    layout.head = head
-    return dataclasses.replace(plan, layout=layout, length=plan.length + head)
+    layout.head = boundary
+    return dataclasses.replace(plan, layout=layout)
 
 
 def normalize_dim(dim: int, ndim: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import threading
 from typing import NamedTuple
 
@@ -152,6 +153,7 @@ class Prepared(NamedTuple):
 
     variant: registry.Variant   # the one asked for, or auto's choice for this layout
     entry: dict                 # the tuning entry it was built from (checked by identity on reuse)
+    kind: str                   # which of the entry's shapes (registry.SHAPE_KINDS, or "short")
     shape: registry.LaunchShape
     plan: _layout.Plan
     tiles_per_seq: int
@@ -162,71 +164,90 @@ class Prepared(NamedTuple):
     pass_launches: tuple[tuple[int, int, int], ...]  # multi-pass: each pass's (grid, threads, shared bytes)
 
 
-# (variant, device, dtype, shape, strides of a and of out, axis, reverse, misalignment) ->
+# (variant, device, dtype, shape, strides of a and of out, axis, reverse, pointer placement) ->
 # Prepared. Small calls are bound by the host (profiling/NOTES.md, item 14), and the plan, the
 # shape choice and the vector test are the same for every call of one layout. The loaded function
 # is still looked up per call: it depends on the compile defines too (_kernels.compiled_with).
 _prepared: dict[tuple, Prepared] = {}
 
 
-def pointer_misalignment(a: int, b: int, out: int) -> int | None:
-    """How many float32 elements past a 16-byte boundary a, b and out all start (0-3); None when
-    they differ, or when one is not even 4-byte aligned."""
+def pointer_placement(a: int, b: int, out: int) -> tuple[int, int] | None:
+    """(boundary, elements past it) that a, b and out all start at: the boundary is a 128-byte line
+    (32 float32 elements) where they are equally far past one, else 16 bytes (4); None where they
+    differ even there, or where one is not 4-byte aligned."""
     if (a | b | out) & 3:
         return None
-    elements = (a >> 2) & 3
-    return elements if (b >> 2) & 3 == elements and (out >> 2) & 3 == elements else None
+    if not (a - b) & 127 and not (a - out) & 127:
+        return 32, (a >> 2) & 31
+    if not (a - b) & 15 and not (a - out) & 15:
+        return 4, (a >> 2) & 3
+    return None
 
 
 def _result_offset(chosen, va, vb, axis: int, reverse: bool) -> int:
-    """Where a new C-contiguous result should start, in elements past a 16-byte boundary: as far as
-    a and b when the launch would then take the head (P67), else on the boundary. The launch it
-    asks about is the one _launch prepares next (the result has a's strides), so it is built once."""
-    misalignment = pointer_misalignment(va.pointer, vb.pointer, va.pointer)
-    if (not misalignment or (chosen is not None and not chosen.takes_head) or va.device is None
+    """Where a new C-contiguous result should start, in elements past a 128-byte line: as far as a
+    and b when the launch would then take a head (P67, P196), else on the line. The launch it asks
+    about is the one _launch prepares next (the result has a's strides), so it is built once."""
+    placement = pointer_placement(va.pointer, vb.pointer, va.pointer)
+    if (placement is None or not placement[1] or (chosen is not None and not chosen.takes_head) or va.device is None
             or va.strides != _arrays.contiguous_strides(va.shape) or _arrays.element_count(va.shape) == 0):
         return 0
-    prepared = prepare(chosen, va, va, axis, reverse, misalignment, _kernels.device_arch(va.device))
-    return misalignment if prepared.plan.layout.head else 0
+    prepared = prepare(chosen, va, va, axis, reverse, placement, _kernels.device_arch(va.device))
+    return placement[1] if prepared.plan.layout.head else 0
 
 
-def _vector_head(plan: _layout.Plan, misalignment: int | None, takes_head: bool) -> tuple[int, int]:
-    """(steps a lane moves per chunk, head). 16-byte steps need unit time stride, batch strides and
-    origins that keep every sequence placed as the first, and a, b and out equally far past a
-    16-byte boundary: at it (head 0), or, for kernels that honour SeqLayout.head, 1-3 elements
-    past it, scanned from the boundary with that many identity steps first (P67)."""
-    if (not plan.unit_time_stride or misalignment is None or (misalignment and not takes_head)
-            or any(offset % 4 for offset in plan.element_offsets)):
-        return 1, 0
-    return 4, misalignment
+def _row_heads(plan: _layout.Plan, placement: tuple[int, int] | None, takes_head: bool) -> list[tuple[int, int]]:
+    """The (boundary, longest row head) forms in which a launch could take 16-byte steps, the line
+    first; none where it must take the scalar path. 16-byte steps need unit time stride and every
+    sequence equally far past a boundary in a, b and out: at it (head 0), or, for kernels that
+    honour SeqLayout.head, anywhere, each sequence then scanned from the boundary before its step 0
+    with that many identity steps first (its row head: P67, P196). The row heads of a batch are its
+    origin's distance past a boundary plus multiples of the strides' common divisor with it."""
+    if not plan.unit_time_stride or placement is None:
+        return []
+    layout, forms = plan.layout, []
+    in_strides = [layout.in_batch_stride[axis] for axis in range(layout.batch_rank)]
+    out_strides = [layout.out_batch_stride[axis] for axis in range(layout.batch_rank)]
+    for boundary in (32, 4):
+        if boundary > placement[0] or (layout.in_origin - layout.out_origin) % boundary or any(
+                (i - o) % boundary for i, o in zip(in_strides, out_strides)):
+            continue
+        divisor = math.gcd(boundary, *in_strides)
+        longest = boundary - divisor + (placement[1] + layout.in_origin) % divisor
+        if longest == 0 or takes_head:
+            forms.append((boundary, longest))
+    return forms
 
 
-def prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> Prepared:
+def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     """The launch for this layout (chosen None: auto's), reused while the variant's tuning entry is
     the same object (an entry replaced, as sweeps and tests do, is seen; one edited in place would
     not be)."""
     key = (chosen.name if chosen is not None else "auto", va.device, va.dtype, va.shape, va.strides, vout.strides,
-           axis, reverse, misalignment)
+           axis, reverse, placement)
     prepared = _prepared.get(key)
     if prepared is not None and prepared.entry is tuning.lookup(prepared.variant.table, arch, va.dtype):
         return prepared
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
     chosen = chosen if chosen is not None else registry.auto_variant(plan.layout)
     entry = tuning.lookup(chosen.table, arch, va.dtype)
-    vec, head = _vector_head(plan, misalignment, chosen.takes_head)
-    shape = chosen.launch_shape(arch, va.dtype, vec, plan.length + head, plan.num_seqs)
-    # No head where the shape has only the scalar form (one step a thread), nor where it would turn
-    # a row of one tile into two: rows of 4096 steps one element past a boundary, two short tiles
-    # each, ran 15 % slower than one scalar tile, where rows that kept their tile count ran twice as
-    # fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt). A tile more on longer rows pays or
-    # costs nothing: 2^20 steps, 257 16-byte tiles against 256 scalar ones, +22 % (P68's run,
+    # The first form whose shape takes 16-byte steps and whose head does not turn a row of one tile
+    # into two: rows of 4096 steps one element past a boundary, two short tiles each, ran 15 %
+    # slower than one scalar tile, where rows that kept their tile count ran twice as fast (P67;
+    # profiling/results/h200/p67-ab-2026-11-30.txt). A tile more on longer rows pays or costs
+    # nothing: 2^20 steps, 257 16-byte tiles against 256 scalar ones, +22 % (P68's run,
     # p68-ab-2026-11-30.txt); rows of two and three short tiles +8 % and +16 %, of four long ones
-    # even (P70, p70-misaligned-2026-11-30.txt).
-    if head and (shape.vec != 4 or plan.length <= shape.tile < plan.length + head):
-        head, shape = 0, chosen.launch_shape(arch, va.dtype, 1, plan.length, plan.num_seqs)
-    if head:
-        plan = _layout.with_head(plan, head)
-    tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length)
+    # even (P70, p70-misaligned-2026-11-30.txt). Else the scalar path.
+    for boundary, longest in _row_heads(plan, placement, chosen.takes_head):
+        kind, shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + longest, plan.num_seqs)
+        if shape.vec == 4 and not plan.length <= shape.tile < plan.length + longest:
+            break
+    else:
+        boundary, longest = 0, 0
+        kind, shape = chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
+    if longest:
+        plan = _layout.with_head(plan, boundary)
+    tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length + longest)
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
@@ -236,12 +257,26 @@ def prepare(chosen, va, vout, axis, reverse, misalignment, arch) -> Prepared:
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     pass_launches = tuple((grids[kernel.grid], kernel.shape_for(shape).threads,
                            chosen.shared_bytes(kernel.shape_for(shape))) for kernel in chosen.pass_kernels)
-    prepared = Prepared(chosen, entry, shape, plan, tiles_per_seq, num_tiles, shape.threads,
+    prepared = Prepared(chosen, entry, kind, shape, plan, tiles_per_seq, num_tiles, shape.threads,
                          chosen.shared_bytes(shape), descriptors, pass_launches)
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()
     _prepared[key] = prepared
     return prepared
+
+
+def contiguous_launch(name: str, num_seqs: int, length: int, arch: str, offset: int = 0,
+                      time_major: bool = False) -> Prepared:
+    """The launch rtscan prepares for `num_seqs` C-contiguous float32 sequences of `length` steps
+    (time-major: an array of (length, num_seqs) scanned along dim 0) whose a, b and out start
+    `offset` elements past a 128-byte line, from the tuning table alone: what `python -m rtscan
+    route` and `bench --model` report."""
+    shape = (length, num_seqs) if time_major else (num_seqs, length) if num_seqs > 1 else (length,)
+    view = _arrays.ArrayView(None, "cuda_array_interface", 4 * offset, shape, _arrays.contiguous_strides(shape),
+                             "float32", None)
+    chosen = None if name == "auto" else registry.resolve(name)
+    return prepare(chosen, view, view, 0 if time_major else len(shape) - 1, False,
+                   pointer_placement(4 * offset, 4 * offset, 4 * offset), arch)
 
 
 class _LookbackArguments(ctypes.Structure):
@@ -293,8 +328,8 @@ def argument_block() -> _ArgumentBlock:
 def _launch(chosen, va, vb, vh0, vout, axis, reverse, stream_handle):
     device = va.device
     _driver.make_current(device)
-    misalignment = pointer_misalignment(va.pointer, vb.pointer, vout.pointer)
-    prepared = prepare(chosen, va, vout, axis, reverse, misalignment, _kernels.device_arch(device))
+    placement = pointer_placement(va.pointer, vb.pointer, vout.pointer)
+    prepared = prepare(chosen, va, vout, axis, reverse, placement, _kernels.device_arch(device))
     chosen = prepared.variant
     if chosen.pass_kernels:
         _launch_passes(chosen, prepared, va, vb, vh0, vout, stream_handle)

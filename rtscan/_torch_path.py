@@ -3,8 +3,8 @@ auto's variant, nothing requiring grad.
 
 A small scan is bound by the host (issue 4 asks under 10 us a call; profiling/NOTES.md, items 83
 and 84), and most of what the general path (_scan.py) does per call is the same for every call of
-one layout. Here a layout (shapes, strides, device, dim, reverse, and how far past a 16-byte
-boundary each pointer starts) is checked and prepared once, by the general path's own functions.
+one layout. Here a layout (shapes, strides, device, dim, reverse, and how far past a 128-byte
+line each pointer starts) is checked and prepared once, by the general path's own functions.
 A later call of that layout reads the tensors, checks what can differ between its calls (the
 addresses: out overlapping a or b), and launches.
 
@@ -68,15 +68,15 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
     a_pointer, b_pointer = a.data_ptr(), b.data_ptr()
     fresh = out is None
     if fresh:
-        # Off a 16-byte boundary, the general path may place the result off it too (P67).
-        if (a_pointer | b_pointer) & 15:
+        # Off a 128-byte line, the general path may place the result off it too (P67, P196).
+        if (a_pointer | b_pointer) & 127:
             return None
         out = _empty_like(a)  # torch's own rule for its strides, as the general path's empty_like
     elif (out.__class__ is not _tensor_type or out.dtype is not _float32 or out.requires_grad or not out.is_cuda
             or out.shape != shape or out.get_device() != device):
         return None
     out_pointer = out.data_ptr()
-    key = (shape, strides, out.stride(), device, dim, reverse, a_pointer & 15, b_pointer & 15, out_pointer & 15)
+    key = (shape, strides, out.stride(), device, dim, reverse, a_pointer & 127, b_pointer & 127, out_pointer & 127)
     layout = _layouts.get(key)
     if layout is None or layout.defines is not _kernels._defines or (
             layout.prepared.entry is not tuning.lookup(layout.prepared.variant.table, layout.arch, "float32")):
@@ -114,8 +114,8 @@ def _learn(key: tuple, a: Any, b: Any, out: Any, dim: int, reverse: bool) -> _La
     device = va.device
     _driver.make_current(device)
     arch = _kernels.device_arch(device)
-    misalignment = _scan.pointer_misalignment(va.pointer, vb.pointer, vout.pointer)
-    prepared = _scan.prepare(None, va, vout, axis, reverse, misalignment, arch)
+    placement = _scan.pointer_placement(va.pointer, vb.pointer, vout.pointer)
+    prepared = _scan.prepare(None, va, vout, axis, reverse, placement, arch)
     if prepared.variant.pass_kernels:
         return None
     layout = _Layout(prepared, _kernels.function(device, prepared.variant, prepared.shape), _kernels._defines, arch,

@@ -96,13 +96,6 @@ def fills_a_tile(length: int, tile: int) -> bool:
     return 16 * length >= 15 * tile
 
 
-def contiguous_vec(num_seqs: int, length: int) -> int:
-    """The steps a lane moves at a time (rtscan/_scan.py's _vector_head) for `num_seqs` rows of `length`
-    float32 steps laid out contiguously from a 16-byte boundary: 4 where every row starts on one (one
-    row, or rows a multiple of 4 long), else 1."""
-    return 4 if num_seqs == 1 or length % 4 == 0 else 1
-
-
 def tile_fill(length: int, tile: int) -> float:
     """The part of all the `tile`-step tiles a sequence of `length` steps takes that its steps fill,
     its last tile's empty part counted: in a batch every row's last tile is as empty, so that part

@@ -63,16 +63,18 @@ def recorder(monkeypatch):
     return record
 
 
-def views(shape, pointer=0x7000000, offset=0, out_offset=None):
-    """a, b and out of `shape`, C-contiguous, `offset` elements past a 16-byte boundary (out:
-    `out_offset`, by default the same)."""
+def views(shape, pointer=0x7000000, offset=0, out_offset=None, out_strides=None):
+    """a, b and out of `shape`, C-contiguous, `offset` elements past a 128-byte line, each in an
+    allocation of its own as the allocators place them, 512-byte aligned (out: `out_offset`, by
+    default the same, and `out_strides`, by default a's)."""
     strides, running = [], 1
     for extent in reversed(shape):
         strides.insert(0, running)
         running *= extent
-    size = running
+    spacing = -(-4 * (2 * running + 64) // 512) * 512
     offsets = (offset, offset, offset if out_offset is None else out_offset)
-    return [_arrays.ArrayView(None, "torch", pointer + 4 * size * i + 4 * offsets[i], tuple(shape), tuple(strides),
+    all_strides = (tuple(strides), tuple(strides), tuple(out_strides or strides))
+    return [_arrays.ArrayView(None, "torch", pointer + spacing * i + 4 * offsets[i], tuple(shape), all_strides[i],
                               "float32", 0) for i in range(3)]
 
 
@@ -319,20 +321,49 @@ def launched_layout(recorder):
     return layout, tiles_per_seq
 
 
-@pytest.mark.parametrize("offset", [1, 2, 3])
-def test_rows_equally_misaligned_start_their_tiles_at_the_boundary(recorder, offset):
-    """P67: a, b and out all `offset` elements past a 16-byte boundary, rows a multiple of 4 long:
-    the 16-byte path, scanned from the boundary with `offset` identity steps first, the pointers
-    unchanged (the origins move instead)."""
+@pytest.mark.parametrize("offset", [1, 2, 3, 17, 31])
+def test_rows_equally_misaligned_start_their_tiles_at_the_line(recorder, offset):
+    """P67, P196: a, b and out all `offset` elements past a 128-byte line, rows a multiple of 32
+    long: the 16-byte path, each row scanned from its line with `offset` identity steps first; the
+    pointers, lengths and origins stay the caller's, the tiles count from the head."""
     va, vb, vout = views((3, 20000), offset=offset)
     _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
     layout, tiles_per_seq = launched_layout(recorder)
     assert recorder.shape.vec == 4
-    assert (layout.head, layout.length, layout.in_origin, layout.out_origin) == (offset, 20000 + offset, -offset, -offset)
+    assert (layout.head, layout.length, layout.in_origin, layout.out_origin) == (32, 20000, 0, 0)
     assert (layout.in_batch_stride[0], layout.out_batch_stride[0]) == (20000, 20000)
     assert tiles_per_seq == -(-(20000 + offset) // recorder.shape.tile)
     pointers = (ctypes.c_void_p * 3).from_address(recorder.params_address)
     assert [ctypes.c_void_p.from_address(pointers[i]).value for i in range(3)] == [va.pointer, vb.pointer, vout.pointer]
+
+
+@pytest.mark.parametrize("length,longest", [(20001, 31), (20002, 30), (20004, 28), (33000, 24), (50000, 16),
+                                            (20000, 0)])
+def test_rows_of_any_length_take_the_16_byte_path_from_their_lines(recorder, length, longest):
+    """P196: rows whose starts fall at different distances past a line (a row length not a multiple
+    of 32) take the 16-byte path, each row from its own line (the kernel finds its head from the
+    address), the tiles counted from the longest head: the boundary less the common divisor of the
+    row length and 32. Rows a multiple of 32 long, from a line, take no head."""
+    va, vb, vout = views((5, length))
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    layout, tiles_per_seq = launched_layout(recorder)
+    assert recorder.shape.vec == 4
+    assert (layout.head, layout.length, layout.in_origin) == ((32 if longest else 0), length, 0)
+    assert tiles_per_seq == -(-(length + longest) // recorder.shape.tile)
+
+
+def test_a_line_shared_only_to_16_bytes_takes_16_byte_heads(recorder):
+    """out 16 bytes off a and b's line, or out's rows a length apart that is not a's modulo 32: the
+    heads count from 16-byte boundaries (seq_layout.cuh's head 4), which a, b and out still share."""
+    va, vb, vout = views((3, 20001), out_offset=4)
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    layout, tiles_per_seq = launched_layout(recorder)
+    assert (recorder.shape.vec, layout.head) == (4, 4)
+    assert tiles_per_seq == -(-(20001 + 3) // recorder.shape.tile)
+    va, vb, vout = views((3, 20000), offset=1, out_strides=(20008, 1))
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    layout, _ = launched_layout(recorder)
+    assert (recorder.shape.vec, layout.head, layout.out_batch_stride[0]) == (4, 4, 20008)
 
 
 def test_a_head_that_adds_a_tile_to_a_row_of_many_is_taken(recorder):
@@ -344,19 +375,20 @@ def test_a_head_that_adds_a_tile_to_a_row_of_many_is_taken(recorder):
     _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 0, False, 5)
     layout, tiles_per_seq = launched_layout(recorder)
     assert (recorder.shape.vec, recorder.shape.tile) == (4, tile)
-    assert (layout.head, tiles_per_seq) == (1, 257)
+    assert (layout.head, tiles_per_seq) == (32, 257)
 
 
-@pytest.mark.parametrize("case", ["out placed differently", "rows not a multiple of 4", "reverse", "three_pass",
-                                  "blelloch", "hillis_steele", "one step a thread", "one tile into two"])
+@pytest.mark.parametrize("case", ["out placed differently", "reverse", "three_pass", "blelloch", "hillis_steele",
+                                  "one step a thread", "one tile into two", "one tile into two, any row"])
 def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
     name, shape, offset, out_offset, reverse = "lookback_regs", (3, 20000), 1, None, False
+    tile = registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile
     if case == "one tile into two":  # rows of exactly one short tile: the head would make them two (P67)
-        shape = (3, registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile)
+        shape = (3, tile)
+    elif case == "one tile into two, any row":  # rows of one short tile less one step, from a line
+        shape, offset = (3, tile - 1), 0
     elif case == "out placed differently":
         out_offset = 0
-    elif case == "rows not a multiple of 4":
-        shape = (3, 20001)
     elif case == "reverse":
         reverse = True
     elif case in ("three_pass", "blelloch", "hillis_steele"):  # kernels that do not honour SeqLayout.head
@@ -371,21 +403,23 @@ def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
         assert (layout.head, layout.length) == (0, shape[1])
 
 
-def test_misalignment_is_counted_in_elements_and_must_agree():
-    assert _scan.pointer_misalignment(0x1000, 0x2000, 0x3000) == 0
-    assert _scan.pointer_misalignment(0x1004, 0x2004, 0x3004) == 1
-    assert _scan.pointer_misalignment(0x100c, 0x200c, 0x300c) == 3
-    assert _scan.pointer_misalignment(0x1004, 0x2008, 0x3004) is None
-    assert _scan.pointer_misalignment(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
-
+def test_pointer_placement_is_counted_in_elements_and_must_agree():
+    assert _scan.pointer_placement(0x1000, 0x2000, 0x3000) == (32, 0)
+    assert _scan.pointer_placement(0x1004, 0x2004, 0x3004) == (32, 1)
+    assert _scan.pointer_placement(0x107c, 0x207c, 0x307c) == (32, 31)
+    assert _scan.pointer_placement(0x1004, 0x2014, 0x3004) == (4, 1)  # b 16 bytes further into its line
+    assert _scan.pointer_placement(0x100c, 0x200c, 0x309c) == (4, 3)  # out 16 bytes further
+    assert _scan.pointer_placement(0x1004, 0x2008, 0x3004) is None
+    assert _scan.pointer_placement(0x1002, 0x2002, 0x3002) is None  # not even 4-byte aligned
 
 
 @pytest.mark.parametrize("case,expected", [("rows that keep their tiles", 1), ("aligned", 0), ("reverse", 0),
-                                           ("one tile into two", 0), ("rows not a multiple of 4", 0),
-                                           ("b placed differently", 0), ("three_pass", 0)])
-def test_a_new_result_is_placed_off_the_boundary_only_for_a_head(recorder, case, expected):
-    """rtscan allocates a C-contiguous result as far past a 16-byte boundary as a and b only where
-    the launch then takes the head (P67); everywhere else on the boundary."""
+                                           ("one tile into two", 0), ("rows not a multiple of 4", 1),
+                                           ("far into the line", 29), ("b placed differently", 0),
+                                           ("three_pass", 0)])
+def test_a_new_result_is_placed_off_the_line_only_for_a_head(recorder, case, expected):
+    """rtscan allocates a C-contiguous result as far past a 128-byte line as a and b only where the
+    launch then takes a head (P67, P196); everywhere else on the line."""
     name, shape, offset, reverse = "lookback_regs", (3, 20000), 1, False
     if case == "aligned":
         offset = 0
@@ -397,6 +431,8 @@ def test_a_new_result_is_placed_off_the_boundary_only_for_a_head(recorder, case,
         shape = (3, 20001)
     elif case == "three_pass":
         name = "three_pass"
+    elif case == "far into the line":
+        offset = 29
     va, vb, _ = views(shape, offset=offset)
     if case == "b placed differently":
         vb = vb._replace(pointer=vb.pointer + 4)

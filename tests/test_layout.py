@@ -224,12 +224,13 @@ def test_normalize_dim_accepts_numpy_integers(dim):
     assert _layout.normalize_dim(dim, 2) == 1
 
 
-def test_with_head_counts_from_the_boundary_and_leaves_the_plan_alone():
-    """_layout.with_head (P67): length and origins grow back by the head, strides stay, and the plan
-    it was given keeps its own layout (prepared plans are shared)."""
+def test_with_head_names_the_boundary_and_leaves_the_plan_alone():
+    """_layout.with_head (P67, P196): the layout's head names the boundary each row is scanned from;
+    length, origins and strides stay the caller's, and the plan it was given keeps its own layout
+    (prepared plans are shared)."""
     plan = _layout.plan((3, 20000), (20000, 1), (20000, 1), 1, False)
-    shifted = _layout.with_head(plan, 3)
-    assert (shifted.layout.length, shifted.length, shifted.layout.head) == (20003, 20003, 3)
-    assert (shifted.layout.in_origin, shifted.layout.out_origin) == (-3, -3)
+    shifted = _layout.with_head(plan, 32)
+    assert (shifted.layout.length, shifted.length, shifted.layout.head) == (20000, 20000, 32)
+    assert (shifted.layout.in_origin, shifted.layout.out_origin) == (0, 0)
     assert (shifted.layout.in_batch_stride[0], shifted.layout.in_time_stride, shifted.num_seqs) == (20000, 1, 3)
     assert (plan.layout.length, plan.layout.head, plan.layout.in_origin, plan.length) == (20000, 0, 0, 20000)

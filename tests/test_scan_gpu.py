@@ -25,9 +25,9 @@ SHORT_EDGES = sorted({k * SHORT_TILE + d for k in (1, 2, 32) for d in (-1, 0, 1)
 OTHER = [TILE + WARP_SPAN + 1, 997, 65537, 2**20 + 3]
 MODES = ["contiguous", "misaligned", "misaligned_3", "misaligned_mixed", "reverse", "h0", "reverse_h0",
          "time_strided", "batch", "batch_reverse", "batch_misaligned"]
-# Elements past a 16-byte boundary at which a and b start, and out: equal offsets take the 16-byte
-# path from the boundary with that many identity steps first (SeqLayout.head, P67), unequal ones
-# the scalar path.
+# Elements past a 128-byte line at which a and b start, and out: equal offsets take the 16-byte
+# path from the line with that many identity steps first (SeqLayout.head, P67, P196), offsets
+# unequal even modulo 4 the scalar path.
 OFFSETS = {"misaligned": (1, 1), "misaligned_3": (3, 3), "misaligned_mixed": (1, 2)}
 
 
@@ -135,12 +135,50 @@ def test_launches_of_several_waves(rng, mode, length):
     run_mode(rng, mode, length, what=f"{mode} L={length}")
 
 
+# Rows a pitch apart, the pitch odd: their starts fall at every distance past a 128-byte line, and
+# each row is scanned from its own line (P196). The steps between, the previous row's tail and
+# the gap (NaN in a and b, a guard value in out), are read but must neither reach a state nor be
+# written.
+ROW_HEAD_LENGTHS = [1, 5, 31, 33, CHUNK + 3, WARP_SPAN + 1, SHORT_TILE - 1, SHORT_TILE + 1, TILE - 1, TILE + 5,
+                    2 * TILE - 3]
+
+
+@pytest.mark.parametrize("out_place", ["line", "16 bytes on"])
+@pytest.mark.parametrize("length", ROW_HEAD_LENGTHS, ids=length_id)
+def test_rows_at_every_distance_past_a_line(rng, length, out_place):
+    """out on a and b's lines (heads from 128-byte lines) or 16 bytes further on (from 16-byte
+    boundaries); checked against the reference, out's gaps untouched, and a second run equal bit
+    for bit."""
+    rows, pitch = 33, length + (8 if length % 2 else 7)
+    a_np, b_np = regime(rng, "mixed", (rows, length))
+
+    def placed(values, fill, shift):
+        buffer = torch.full((rows * pitch + 64,), fill, device="cuda")
+        view = buffer[shift:shift + rows * pitch].view(rows, pitch)[:, :length]
+        view.copy_(torch.from_numpy(values))
+        return buffer, view
+
+    (_, a), (_, b) = placed(a_np, float("nan"), 0), placed(b_np, float("nan"), 0)
+    out_buffer, out = placed(np.full((rows, length), np.nan, np.float32), 777.0, 0 if out_place == "line" else 4)
+    h0 = cuda(rng.uniform(-2, 2, rows).astype(np.float32))
+    scan_and_check(a, b, h0=h0, out=out, what=f"{rows} rows of {length}, pitch {pitch}, out {out_place}")
+    first = host(out).copy()
+    out.fill_(float("nan"))
+    rtscan.scan(a, b, h0=h0, out=out)
+    assert np.array_equal(host(out), first), "a second run differs"
+    inside = torch.zeros_like(out_buffer, dtype=torch.bool)
+    inside[(0 if out_place == "line" else 4):][:rows * pitch].view(rows, pitch)[:, :length] = True
+    assert bool((out_buffer[~inside] == 777.0).all()), "rtscan wrote outside out's rows"
+
+
 @pytest.mark.tuned_shapes
-@pytest.mark.parametrize("shape", [(2**20 + 3,), (4, 2**19 + 5), (2**21 + 7,), (3, TILE + 1), (1000, 18432)], ids=str)
+@pytest.mark.parametrize("shape", [(2**20 + 3,), (4, 2**19 + 5), (2**21 + 7,), (3, TILE + 1), (1000, 18432),
+                                   (64, 65537), (1000, 5001), (2048, 10001)], ids=str)
 def test_shapes_as_tuned(rng, shape):
     """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
     below and above sm_90's from_total_steps, whichever shape each gets; 1000 rows of 18432 steps
-    reach short_fill through batch's fill_edge (P183)."""
+    reach short_fill through batch's fill_edge (P183); rows of odd lengths take their row heads on
+    the long, short and short_fill kinds (P196)."""
     a_np, b_np = regime(rng, "mixed", shape)
     scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
 
