@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import _checks
-from rtscan import _compile, _layout
+from rtscan import _arrays, _compile, _kernels, _layout, _scan
 
 COMPILER = shutil.which("g++") or shutil.which("c++")
 needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no host C++ compiler (g++ or c++) to build the mirror")
@@ -46,16 +46,19 @@ class Mirror:
         self._scan.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
 
-    def scan(self, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None):
+    def scan(self, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None, head=0):
         """Run the mirror on NumPy float32 arrays (views of any strides); `finished` is the chance
         that the look-back sees a segment finished. `out` defaults to a NaN-filled array, so
-        unwritten steps show."""
+        unwritten steps show. `head` (32 or 4): each row scanned from the boundary before it, as
+        though a and out started on one (seq_layout.cuh's head)."""
         axis = _layout.normalize_dim(dim, a.ndim)
         if out is None:
             out = np.full(a.shape, np.nan, np.float32)
         elements = lambda array: tuple(s // array.itemsize for s in array.strides)  # noqa: E731
         assert elements(a) == elements(b)
         plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
+        if head:
+            plan = _layout.with_head(plan, head)
         h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
         h0_pointer = None if h0 is None else h0.ctypes.data
         status = self._scan(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
@@ -131,8 +134,13 @@ def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, t
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
     a, b = draw(np.random.default_rng(), (2, length))
-    gpu = rtscan.scan(on_gpu(a), on_gpu(b), variant=variant).cpu().numpy()
-    cpu = mirror.scan(shape_id, a, b)
+    a_gpu, b_gpu = on_gpu(a), on_gpu(b)
+    gpu = rtscan.scan(a_gpu, b_gpu, variant=variant).cpu().numpy()
+    # The launch rtscan prepared for these tensors: its head, if it took one (P196), is the mirror's.
+    placement = _scan.pointer_placement(a_gpu.data_ptr(), b_gpu.data_ptr(), a_gpu.data_ptr())
+    head = _scan.prepare(rtscan.registry.resolve(variant), _arrays.view("a", a_gpu), _arrays.view("a", a_gpu),
+                         1, False, placement, _kernels.device_arch(0)).plan.layout.head
+    cpu = mirror.scan(shape_id, a, b, head=head)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
 
 

@@ -18,6 +18,7 @@ import functools
 import numpy as np
 import pytest
 
+import _checks
 import _mirrors
 from _mirrors import SEGMENT_TILES
 
@@ -134,6 +135,24 @@ def cases():
 def test_mirror_matches_reference_and_is_deterministic(mirror, case):
     problems = _mirrors.check_case(mirror, np.random.default_rng(), case)
     assert not problems, problems
+
+
+@pytest.mark.parametrize("head", [32, 4])
+@pytest.mark.parametrize("shape_id,tiles", [(2, 3), (17, 2), (20, 1), (24, 2)])
+def test_mirror_scans_rows_from_their_boundaries(mirror, shape_id, tiles, head):
+    """seq_layout.cuh's head (P196): 33 rows of an odd length, so their starts fall at every distance
+    past a boundary and each row is scanned from the one before it, the steps between the identity
+    and unwritten: the reference's values, with h0, and the same bits whichever segments the
+    look-back finds finished, on small tiles and on the short, long-with-runs and mid_batch tiles."""
+    rng = np.random.default_rng()
+    length = tiles * tile_of(shape_id) + 2 * int(rng.integers(0, 300)) + 1
+    a, b = _mirrors.draw(rng, (33, length))
+    h0 = _mirrors.draw_h0(rng, (33, length), -1, False)
+    outputs = [mirror.scan(shape_id, a, b, h0, finished=p, seed=seed, head=head)
+               for p in _mirrors.FINISHED_PROBABILITIES for seed in (1, 2)]
+    assert all(np.array_equal(outputs[0], other) for other in outputs[1:])
+    _checks.assert_close(outputs[0], _checks.expected(a, b, h0, -1, False), _checks.running_scale(a, b, h0, -1, False),
+                         f"33 x {length} from boundaries of {head}")
 
 
 @pytest.mark.parametrize("run", [1, 2, 4, 8])

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -195,22 +196,41 @@ float tile_carry(Descriptors& published, const float* h0, long long seq, long lo
     return position == 0 ? segment_carry : apply(prefix.before, segment_carry);
 }
 
-// The steps of one sequence that one tile covers: their maps (the identity past the sequence's
-// end, as the kernels pad) and where their states go.
+// The steps of one sequence that one tile covers: their maps (the identity before the sequence's
+// start, in its row head, and past its end, as the kernels make them) and where their states go.
 struct TileSteps {
     const float* a;
     const float* b;
     float* out;
     long long in_first, out_first;  // element offsets of the tile's step 0
     long long in_stride, out_stride;
-    int valid;  // steps of the tile that exist
+    int valid;     // steps of the tile before the sequence's end
+    int head = 0;  // steps of the tile before the sequence's start (its row head, in its first tile)
 
     Map map(int step) const {
         const long long offset = in_first + step * in_stride;
-        return step < valid ? Map{a[offset], b[offset]} : affine_identity<float>();
+        return head <= step && step < valid ? Map{a[offset], b[offset]} : affine_identity<float>();
     }
-    void store(int step, float state) const { out[out_first + step * out_stride] = state; }
+    void store(int step, float state) const {
+        if (step >= head) out[out_first + step * out_stride] = state;
+    }
 };
+
+// seq_layout.cuh's head: the kernels scan each row from the boundary at or before its step 0, which
+// they find from its address; the mirror takes a and out to start on a boundary, so a row's head is
+// its origin's distance past one. The host counts the tiles from the longest head a layout can
+// have (rtscan/_scan.py's _row_heads): the boundary less the common divisor of the batch strides
+// and the boundary, plus the origin's distance past that divisor.
+inline int row_head(const rtscan::SeqLayout& layout, long long in_origin) {
+    return layout.head ? int(in_origin & (layout.head - 1)) : 0;
+}
+
+inline long long longest_head(const rtscan::SeqLayout& layout) {
+    if (!layout.head) return 0;
+    long long divisor = layout.head;
+    for (int axis = 0; axis < layout.batch_rank; ++axis) divisor = std::gcd(divisor, layout.in_batch_stride[axis]);
+    return layout.head - divisor + layout.in_origin % divisor;
+}
 
 // One launch over `layout` in tiles of `tile_steps` steps. The tiles run in ticket order (the
 // kernels' tile_of_ticket, chunks first with CHUNKS_FIRST), each to completion, which is one schedule the kernels allow: a tile run
@@ -225,7 +245,7 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
     std::mt19937_64 random(seed);
     std::bernoulli_distribution finished_now(finished_probability);
     auto visible = [&] { return finished_now(random); };
-    const long long tiles_per_seq = (layout.length + tile_steps - 1) / tile_steps;
+    const long long tiles_per_seq = (layout.length + longest_head(layout) + tile_steps - 1) / tile_steps;
     const long long num_tiles = layout.num_seqs * tiles_per_seq;
     // The host sizes the workspace for at least every tile of the launch, the segments below them.
     Descriptors published(num_tiles);
@@ -235,7 +255,8 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
         const long long seq = tile / tiles_per_seq, chunk = tile % tiles_per_seq;
         long long in_origin, out_origin;
         rtscan::sequence_origins(layout, seq, in_origin, out_origin);
-        const long long tile_first = chunk * tile_steps;
+        const int head = row_head(layout, in_origin);
+        const long long tile_first = chunk * tile_steps - head;
         const TileSteps steps = {a,
                                  b,
                                  out,
@@ -243,7 +264,8 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
                                  out_origin + tile_first * layout.out_time_stride,
                                  layout.in_time_stride,
                                  layout.out_time_stride,
-                                 int(std::min<long long>(tile_steps, layout.length - tile_first))};
+                                 int(std::min<long long>(tile_steps, layout.length - tile_first)),
+                                 chunk == 0 ? head : 0};
         const auto carry_into = [&](Map tile_map) {
             return tile_carry<DEPTH, LANES, SEGMENT>(published, h0, seq, chunk, tiles_per_seq, tile_map, visible);
         };
