@@ -231,20 +231,23 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     plan = _layout.plan(va.shape, va.strides, vout.strides, axis, reverse)
     chosen = chosen if chosen is not None else registry.auto_variant(plan.layout)
     entry = tuning.lookup(chosen.table, arch, va.dtype)
-    # The first form whose shape takes 16-byte steps and whose head does not turn a row of one tile
-    # into two: rows of 4096 steps one element past a boundary, two short tiles each, ran 15 %
-    # slower than one scalar tile, where rows that kept their tile count ran twice as fast (P67;
-    # profiling/results/h200/p67-ab-2026-11-30.txt). A tile more on longer rows pays or costs
-    # nothing: 2^20 steps, 257 16-byte tiles against 256 scalar ones, +22 % (P68's run,
-    # p68-ab-2026-11-30.txt); rows of two and three short tiles +8 % and +16 %, of four long ones
-    # even (P70, p70-misaligned-2026-11-30.txt). Else the scalar path.
-    for boundary, longest in _row_heads(plan, placement, chosen.takes_head):
-        kind, shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + longest, plan.num_seqs)
-        if shape.vec == 4 and not plan.length <= shape.tile < plan.length + longest:
-            break
-    else:
-        boundary, longest = 0, 0
-        kind, shape = chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
+    # Of the forms whose shape takes 16-byte steps and whose head does not turn a row of one tile into
+    # two, the one whose rows take the fewest tiles, the line's on a tie. Rows of 4096 steps one
+    # element past a boundary, two short tiles each, ran 15 % slower than one scalar tile, where rows
+    # that kept their tile count ran twice as fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt).
+    # A tile more on longer rows pays or costs nothing against the scalar path: 2^20 steps, 257
+    # 16-byte tiles against 256 scalar ones, +22 % (P68's run, p68-ab-2026-11-30.txt); rows of two and
+    # three short tiles +8 % and +16 %, of four long ones even (P70, p70-misaligned-2026-11-30.txt).
+    # But a nearly empty tile more a row costs more than a row off its line (1.5-9 %, P195): a batch
+    # runs about as fast as its tiles are full (NOTES 113). Else the scalar path.
+    boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
+    fewest = None
+    for form_boundary, form_longest in _row_heads(plan, placement, chosen.takes_head):
+        form_kind, form_shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + form_longest, plan.num_seqs)
+        tiles = -(-(plan.length + form_longest) // form_shape.steps_per_sequence)
+        if (form_shape.vec == 4 and not plan.length <= form_shape.tile < plan.length + form_longest
+                and (fewest is None or tiles < fewest)):
+            boundary, longest, kind, shape, fewest = form_boundary, form_longest, form_kind, form_shape, tiles
     if longest:
         plan = _layout.with_head(plan, boundary)
     tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length + longest)

@@ -366,6 +366,16 @@ def test_a_line_shared_only_to_16_bytes_takes_16_byte_heads(recorder):
     assert (recorder.shape.vec, layout.head, layout.out_batch_stride[0]) == (4, 4, 20008)
 
 
+def test_rows_keep_their_tile_count_on_16_byte_heads_where_the_line_would_add_one(recorder):
+    """Rows of two short tiles less 6 steps: from their lines (heads up to 30) they would take a
+    third, nearly empty tile; from 16-byte boundaries (heads up to 2) they keep two (P196)."""
+    tile = registry.resolve("lookback_regs").launch_shape("sm_90", "float32", 4, 1).tile
+    va, vb, vout = views((3, 2 * tile - 6))
+    _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
+    layout, tiles_per_seq = launched_layout(recorder)
+    assert (recorder.shape.vec, recorder.shape.tile, layout.head, tiles_per_seq) == (4, tile, 4, 2)
+
+
 def test_a_head_that_adds_a_tile_to_a_row_of_many_is_taken(recorder):
     """A sequence of 256 short tiles one element past a boundary: the head makes it 257 tiles of
     16-byte steps, which ran 22 % faster than 256 scalar ones (P68's run); only a row of one tile
