@@ -14,12 +14,15 @@ def route(capsys, arch: str, shapes: str) -> list[str]:
 
 
 def test_route_prints_each_rows_kind_shape_tiles_and_fill(capsys):
-    assert route(capsys, "sm_90", "96x65536,3x4099,3x4095,1x1048576,200x30000") == [
+    assert route(capsys, "sm_90", "96x65536,3x4099,3x8186,3x4095,1x1048576,200x30000") == [
         "96x65536 on sm_90: long, 352 x 48 (16-byte steps, 2 blocks an SM), 4 tiles a row, 384 in all, "
         "the steps filling 97 % of them",
         # rows of 4099 steps: the second and third start off the line, and are scanned from theirs
         "3x4099 on sm_90: short, 256 x 16 (16-byte steps, each row from its line, 3 blocks an SM), 2 tiles a row, "
         "6 in all, the steps filling 50 % of them",
+        # rows of 8186 steps: heads from their lines would give them a third tile, from 16 bytes not (P197)
+        "3x8186 on sm_90: short, 256 x 16 (16-byte steps, each row from its 16 bytes, 3 blocks an SM), 2 tiles a row, "
+        "6 in all, the steps filling 99.9 % of them",
         # rows of 4095 steps: a head would make their one short tile two (P67)
         "3x4095 on sm_90: short, 256 x 16 (scalar steps, 3 blocks an SM), 1 tile a row, 3 in all, "
         "the steps filling 100 % of them",
