@@ -366,6 +366,46 @@ def test_a_line_shared_only_to_16_bytes_takes_16_byte_heads(recorder):
     assert (recorder.shape.vec, layout.head, layout.out_batch_stride[0]) == (4, 4, 20008)
 
 
+def test_row_heads_bound_every_rows_head_and_agree_in_and_out():
+    """_row_heads against every row of random batches (up to three axes, random strides, in and out
+    alike or off by multiples of 4 or 32, a and out anywhere in their lines): each form's boundary
+    is one a, b and out share row for row, its longest head is at least every row's head (the
+    tiles are counted from it), and it is reached by some row where one axis has rows enough; the
+    forms are the line's first, and none where the rows share no 16-byte placement."""
+    import itertools
+    import random
+
+    rng = random.Random(196)
+    for _ in range(400):
+        sizes = [rng.randint(1, 40) for _ in range(rng.randint(0, 3))]
+        steps = rng.randint(1, 5000)
+        in_strides, extent = [], steps + rng.randint(0, 40)
+        for size in reversed(sizes):
+            in_strides.insert(0, extent)
+            extent *= size + rng.randint(0, 1)
+        out_strides = [stride + rng.choice([0, 0, 4, 32, 1]) for stride in in_strides]
+        shape = tuple(sizes) + (steps,)
+        plan = _layout.plan(shape, tuple(in_strides) + (1,), tuple(out_strides) + (1,), len(sizes), False)
+        past = rng.randint(0, 31)
+        out_past = rng.choice([past, past, (past + 4) % 32, (past + 1) % 32])
+        placement = _scan.pointer_placement(0x1000 + 4 * past, 0x9000 + 4 * past, 0x20000 + 4 * out_past)
+        forms = _scan._row_heads(plan, placement, True)
+        assert [boundary for boundary, _ in forms] == sorted((boundary for boundary, _ in forms), reverse=True)
+        if placement is None:
+            assert forms == []
+        for boundary, longest in forms:
+            heads = []
+            for index in itertools.product(*(range(size) for size in sizes)):
+                in_offset = sum(i * stride for i, stride in zip(index, in_strides))
+                out_offset = sum(i * stride for i, stride in zip(index, out_strides))
+                head = (past + in_offset) % boundary
+                assert (out_past + out_offset) % boundary == head, (shape, in_strides, out_strides, boundary)
+                heads.append(head)
+            assert max(heads) <= longest < boundary
+            if len(sizes) == 1 and sizes[0] >= boundary:  # k * stride, k < boundary: every multiple of the divisor
+                assert max(heads) == longest
+
+
 def test_rows_keep_their_tile_count_on_16_byte_heads_where_the_line_would_add_one(recorder):
     """Rows of two short tiles less 6 steps: from their lines (heads up to 30) they would take a
     third, nearly empty tile; from 16-byte boundaries (heads up to 2) they keep two (P196)."""
