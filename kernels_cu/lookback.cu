@@ -38,8 +38,8 @@
 //                  32 * PROTOCOL_WARP threads, at most 1024
 //   ITEMS          steps per thread, a multiple of VEC
 //   VEC            steps per lane per chunk: 4 = 16-byte copies and stores, which needs unit time
-//                  stride and 16-byte aligned sequences, counted from the head where the layout has
-//                  one (seq_layout.cuh); 1 = any stride, including negative
+//                  stride and 16-byte aligned sequences, counted from each row's boundary where the
+//                  layout has a head (seq_layout.cuh); 1 = any stride, including negative
 //   MIN_BLOCKS     blocks per SM the register allocation must allow (__launch_bounds__)
 //   LOOKBACK_DEPTH segments per lane in one look-back round: the window is 32 * LOOKBACK_DEPTH
 //   REGISTER_ITEMS of a thread's ITEMS, how many are held in registers (a multiple of VEC)
@@ -173,9 +173,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     auto stage_group = [&](int c) { return (c - REGISTER_CHUNKS) * STAGE_GROUPS_USED / STAGED_CHUNKS; };
     Affine<float> held[REGISTER_CHUNKS > 0 ? REGISTER_CHUNKS : 1][VEC];
     // Steps before the sequence's first (the row head above; 16-byte path only) were loaded with the
-    // first vectors: the line holding step 0, inside the allocation holding it, since allocations
-    // start at least 256-byte aligned (CUDA C++ Programming Guide, "Device Memory Accesses"). They
-    // are not the caller's: every read here makes them the identity. Only lanes 0-7 of warp 0 hold
+    // first vectors: the part of the 128-byte line holding step 0 before it, which lies in the same
+    // page as step 0, so the read cannot fault, and inside the allocation wherever the allocation
+    // starts on a line (cudaMalloc's start at least 256-byte aligned: CUDA C++ Programming Guide,
+    // "Device Memory Accesses"). They are not the caller's: every read here makes them the identity. Only lanes 0-7 of warp 0 hold
     // them, in chunk 0 (head < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps
     // the rewrite composes from the warp span's start stay the identity there too, and the final
     // store skips them.

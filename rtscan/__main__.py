@@ -147,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     bench_parser.add_argument("--shapes", type=_rows,
                               help="rows of SEQUENCESxSTEPS instead of one sequence per size, e.g. 8192x4096,64x65536")
     bench_parser.add_argument("--misaligned", action="store_true",
-                              help="start every sequence one element past a 16-byte boundary (the look-back variants "
-                                   "still take 16-byte steps from the boundary, the others their scalar path)")
+                              help="start the first sequence one element past a 128-byte line (the look-back variants "
+                                   "still take 16-byte steps, each row from the boundary before it, the others their "
+                                   "scalar path where rows are off a 16-byte boundary)")
     bench_parser.add_argument("--cold", action="store_true",
                               help="rotate each row's launches over buffers of 4x the L2, so that no launch reads "
                                    "inputs an earlier one left in L2")

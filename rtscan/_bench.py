@@ -35,8 +35,8 @@ def rotation_sets(set_bytes: int, l2_bytes: int, launches: int) -> int:
 class DeviceBuffer:
     """Plain device memory exposed through __cuda_array_interface__ (no framework needed): `count`
     float32 in `shape` (default one row), starting `offset` elements into the allocation (an
-    offset of 1 puts the rows one element past a 16-byte boundary, which the look-back variants
-    scan 16 bytes at a time from the boundary and the others on their scalar path)."""
+    offset of 1 puts the first row one element past a 128-byte line; the look-back variants scan
+    every row 16 bytes at a time from the boundary before it, the others take their scalar path)."""
 
     def __init__(self, count: int, shape: tuple[int, ...] | None = None, offset: int = 0):
         self.count = count
@@ -126,9 +126,9 @@ def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool
     """One row's copy (before and after the scans) and each variant's scan, in microseconds a
     launch. Its buffers are freed on return, before the next row allocates."""
     n = num_seqs * length
-    # Each row starts `offset` past the allocation's alignment: with a row length that is a
-    # multiple of 4 every sequence is then misaligned the same way. Time-major rows are
-    # (steps, sequences), scanned along dim 0: each sequence's steps lie num_seqs elements apart.
+    # The first row starts `offset` past the allocation's alignment, each row after it its length
+    # further on. Time-major rows are (steps, sequences), scanned along dim 0: each sequence's steps
+    # lie num_seqs elements apart.
     if time_major:
         shape, dim = (length, num_seqs), 0
     else:
@@ -167,9 +167,9 @@ def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool
 def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool = False, offset: int = 0,
         cold: bool = False, time_major: bool = False) -> None:
     """One line per row (sequences, steps): each variant's time beside a copy of the same bytes.
-    With offset 1 every sequence starts one element past a 16-byte boundary (for the look-back
-    variants the head of rtscan/_scan.py, unless it would turn a row of one tile into two; the
-    scalar path for others). With `cold`, launches rotate over buffer sets (rotation_sets). With
+    With offset 1 the first sequence starts one element past a 128-byte line (for the look-back
+    variants each row's head of rtscan/_scan.py, unless it would turn a row of one tile into two;
+    the scalar path for others). With `cold`, launches rotate over buffer sets (rotation_sets). With
     `time_major`, a row is a (steps, sequences) array scanned along dim 0: time stride `sequences`,
     the scalar path where that exceeds 1."""
     _driver.make_current(0)
@@ -177,7 +177,7 @@ def run(variant_names: list[str], rows: list[tuple[int, int]], with_model: bool 
     rng = np.random.default_rng()
     l2_bytes = _driver.device_attribute(0, "CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE")
     print(f"device: {_driver.device_name(0)}; {_clocks()} at start"
-          + ("; inputs one element past a 16-byte boundary" if offset else "")
+          + ("; inputs one element past a 128-byte line" if offset else "")
           + ("; time-major: rows of (steps, sequences) scanned along dim 0" if time_major else "")
           + (f"; cold: launches rotate over buffers of {COLD_L2_MULTIPLE}x the {l2_bytes >> 20} MB L2" if cold else ""),
           flush=True)

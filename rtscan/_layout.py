@@ -43,7 +43,6 @@ class Plan:
     length: int
     num_seqs: int
     unit_time_stride: bool          # time stride +1 in and out (forward, contiguous along dim)
-    element_offsets: tuple[int, ...]  # every batch stride and origin, for the alignment check
 
 
 def with_head(plan: Plan, boundary: int) -> Plan:
@@ -106,5 +105,4 @@ def plan(shape: tuple[int, ...], in_strides: tuple[int, ...], out_strides: tuple
         in_time, out_time = -in_time, -out_time
     layout.in_time_stride = in_time
     layout.out_time_stride = out_time
-    offsets = tuple(s for _, i, o in merged for s in (i, o)) + (layout.in_origin, layout.out_origin)
-    return Plan(layout, length, num_seqs, in_time == 1 and out_time == 1, offsets)
+    return Plan(layout, length, num_seqs, in_time == 1 and out_time == 1)

@@ -115,15 +115,16 @@ def built_shape_id(shapes: dict, wanted) -> int:
 
 
 def gpu_length(tile: int, tiles: int, vec: int) -> int:
-    """A length past `tiles` tiles that keeps rows 16-byte aligned on the 16-byte path (a multiple
-    of 4 steps) and not on the scalar one."""
+    """A length past `tiles` tiles: 124 steps more on the 16-byte path (the second of two rows then
+    starts 28 elements past a line, and is scanned from it: P196), 123 on the scalar one."""
     return tiles * tile + (124 if vec == 4 else 123)
 
 
-def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, time_stride_2: bool) -> None:
-    """Two sequences of `length` steps give the same bits on the GPU (rtscan.scan with `variant`) as
-    in the mirror. time_stride_2: the GPU reads every other element of a doubled row, which keeps
-    the kernel on its scalar (VEC = 1) path."""
+def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, time_stride_2: bool,
+                             shape) -> None:
+    """Two sequences of `length` steps give the same bits on the GPU (rtscan.scan with `variant`,
+    which must launch `shape`, the mirror's shape_id) as in the mirror. time_stride_2: the GPU reads
+    every other element of a doubled row, which keeps the kernel on its scalar (VEC = 1) path."""
     import torch
 
     import rtscan
@@ -138,9 +139,10 @@ def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, t
     gpu = rtscan.scan(a_gpu, b_gpu, variant=variant).cpu().numpy()
     # The launch rtscan prepared for these tensors: its head, if it took one (P196), is the mirror's.
     placement = _scan.pointer_placement(a_gpu.data_ptr(), b_gpu.data_ptr(), a_gpu.data_ptr())
-    head = _scan.prepare(rtscan.registry.resolve(variant), _arrays.view("a", a_gpu), _arrays.view("a", a_gpu),
-                         1, False, placement, _kernels.device_arch(0)).plan.layout.head
-    cpu = mirror.scan(shape_id, a, b, head=head)
+    launch = _scan.prepare(rtscan.registry.resolve(variant), _arrays.view("a", a_gpu), _arrays.view("a", a_gpu),
+                           1, False, placement, _kernels.device_arch(0))
+    assert launch.shape == shape, f"the GPU launched {launch.shape}, not the mirror's {shape}"
+    cpu = mirror.scan(shape_id, a, b, head=launch.plan.layout.head)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
 
 

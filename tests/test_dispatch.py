@@ -464,7 +464,7 @@ def test_pointer_placement_is_counted_in_elements_and_must_agree():
 
 
 @pytest.mark.parametrize("case,expected", [("rows that keep their tiles", 1), ("aligned", 0), ("reverse", 0),
-                                           ("one tile into two", 0), ("rows not a multiple of 4", 1),
+                                           ("one tile into two", 0), ("rows of odd length", 1),
                                            ("far into the line", 29), ("b placed differently", 0),
                                            ("three_pass", 0)])
 def test_a_new_result_is_placed_off_the_line_only_for_a_head(recorder, case, expected):
@@ -477,7 +477,7 @@ def test_a_new_result_is_placed_off_the_line_only_for_a_head(recorder, case, exp
         reverse = True
     elif case == "one tile into two":
         shape = (3, registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile)
-    elif case == "rows not a multiple of 4":
+    elif case == "rows of odd length":
         shape = (3, 20001)
     elif case == "three_pass":
         name = "three_pass"

@@ -143,9 +143,17 @@ def test_mirror_scans_rows_from_their_boundaries(mirror, shape_id, tiles, head):
     """seq_layout.cuh's head (P196): 33 rows of an odd length, so their starts fall at every distance
     past a boundary and each row is scanned from the one before it, the steps between the identity
     and unwritten: the reference's values, with h0, and the same bits whichever segments the
-    look-back finds finished, on small tiles and on the short, long-with-runs and mid_batch tiles."""
+    look-back finds finished, on small tiles and on the short, long-with-runs and mid_batch tiles;
+    rows a little short of whole tiles and a little past them."""
     rng = np.random.default_rng()
-    length = tiles * tile_of(shape_id) + 2 * int(rng.integers(0, 300)) + 1
+    # the first: rows 1-21 steps short of `tiles` tiles, so that the rows with the shortest heads have
+    # an empty last tile (tiles are counted from the longest head); the second: rows past them
+    for length in (tiles * tile_of(shape_id) - 2 * int(rng.integers(0, 11)) - 1,
+                   tiles * tile_of(shape_id) + 2 * int(rng.integers(0, 300)) + 1):
+        scan_rows_from_boundaries(mirror, rng, shape_id, length, head)
+
+
+def scan_rows_from_boundaries(mirror, rng, shape_id, length, head):
     a, b = _mirrors.draw(rng, (33, length))
     h0 = _mirrors.draw_h0(rng, (33, length), -1, False)
     outputs = [mirror.scan(shape_id, a, b, h0, finished=p, seed=seed, head=head)
@@ -223,7 +231,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     if path == "short":
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
-    else:  # rows 16-byte aligned on the 16-byte path (a multiple of 4 steps), or rtscan takes VEC = 1
+    else:  # the second row 28 past its line on the 16-byte path (P196), off 16 bytes on the scalar one
         length, sequences = (1 << 17, 2) if path in BATCH_KINDS else (1 << 40, 1)
         tile = variant.launch_shape(arch, "float32", vec, length, sequences).tile
         length = _mirrors.gpu_length(tile, tiles, vec)
@@ -234,7 +242,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     if path in registry.SHAPE_KINDS:
         assert shape == registry.entry_shape(entry[path], vec), f"{length} steps do not take {path}'s shape"
     wanted = _mirrors.launch_key(shape)
-    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1)
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), name, length, vec == 1, shape)
 
 
 @pytest.mark.gpu
@@ -256,9 +264,11 @@ def test_gpu_equals_mirror_bitwise_with_runs(mirror, run, chunks_first, tiles, m
     monkeypatch.setitem(variant.table, key, {**variant.table[key],
                                              "long": dict(long_shape, run_chunks=run, chunks_first=chunks_first)})
     length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", 4, 1 << 40).tile, tiles, 4) + 5000
-    wanted = _mirrors.launch_key(variant.launch_shape(arch, "float32", 4, length, 2))
+    shape = variant.launch_shape(arch, "float32", 4, length, 2)
+    wanted = _mirrors.launch_key(shape)
     assert wanted[-2] == run
-    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "lookback_regs", length, False)
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "lookback_regs", length, False,
+                                      shape)
 
 
 # The register claims in rtscan/tuning.py: every shape compiled for the architecture, spill-free.

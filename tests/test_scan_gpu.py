@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import rtscan
+from rtscan import _arrays, _kernels, _scan
 import _checks
 from _gpu import (CHUNK, FINITE_POISON, GROWTH_MAX_LENGTH, REGIMES, SHORT_TILE, TILE, WARP_SPAN, cuda, guarded_out,
                   host, length_id, regime, scan_and_check, torch)
@@ -90,22 +91,22 @@ def test_heads_at_tile_edges(rng, mode, length):
     run_mode(rng, mode, length, what=f"{mode} L={length}")
 
 
-@pytest.mark.parametrize("offset", [1, 2, 3])
+@pytest.mark.parametrize("offset", [1, 2, 3, 29])
 @pytest.mark.parametrize("shape,placed", [((4099,), True), ((2, TILE + 8), True), ((256 * SHORT_TILE,), True),
                                           ((3, SHORT_TILE), False)], ids=str)
 def test_a_new_result_sits_where_the_inputs_do(rng, shape, placed, offset):
-    """Without out, a C-contiguous result starts as far past a 16-byte boundary as a and b where the
-    16-byte path's head then applies to all three (P67), also where it adds a tile to a row of 256;
-    rows of exactly one short tile, which the head would make two, keep the scalar path and get a
-    result on the boundary. Each result is C-contiguous and checked against the reference."""
+    """Without out, a C-contiguous result starts as far past a 128-byte line as a and b where the
+    16-byte path's heads then apply to all three (P67, P196), also where it adds a tile to a row of
+    256; rows of exactly one short tile, which a head would make two, keep the scalar path and get a
+    result on the line. Each result is C-contiguous and checked against the reference."""
     a_np, b_np = regime(rng, "mixed", shape)
     a = shifted(a_np.ravel(), offset).view(shape)
     b = shifted(b_np.ravel(), offset).view(shape)
     out = rtscan.scan(a, b)
     torch.cuda.synchronize()
     assert out.is_contiguous() and out.shape == a.shape
-    assert a.data_ptr() % 16 == 4 * offset
-    assert out.data_ptr() % 16 == (4 * offset if placed else 0)
+    assert a.data_ptr() % 128 == 4 * offset
+    assert out.data_ptr() % 128 == (4 * offset if placed else 0)
     _checks.assert_close(host(out), _checks.expected(a_np, b_np, None, -1, False),
                          _checks.running_scale(a_np, b_np, None, -1, False), f"new result {shape} +{offset}")
 
@@ -139,8 +140,12 @@ def test_launches_of_several_waves(rng, mode, length):
 # each row is scanned from its own line (P196). The steps between, the previous row's tail and
 # the gap (NaN in a and b, a guard value in out), are read but must neither reach a state nor be
 # written.
-ROW_HEAD_LENGTHS = [1, 5, 31, 33, CHUNK + 3, WARP_SPAN + 1, SHORT_TILE - 1, SHORT_TILE + 1, TILE - 1, TILE + 5,
-                    2 * TILE - 3]
+# 2 * SHORT_TILE - 1: the row on its line has an empty last tile (tiles are counted from the
+# longest head); SHORT_TILE - 1 and TILE - 1: rows whose one tile a head would make two (the
+# scalar path); 2 * TILE - 3 on the long tile from a line would take a third tile, so it runs from
+# 16 bytes (P197).
+ROW_HEAD_LENGTHS = [1, 5, 31, 33, CHUNK + 3, WARP_SPAN + 1, SHORT_TILE - 1, SHORT_TILE + 1, 2 * SHORT_TILE - 1,
+                    TILE - 1, TILE + 5, 2 * TILE - 3]
 
 
 @pytest.mark.parametrize("out_place", ["line", "16 bytes on"])
@@ -161,6 +166,17 @@ def test_rows_at_every_distance_past_a_line(rng, length, out_place):
     (_, a), (_, b) = placed(a_np, float("nan"), 0), placed(b_np, float("nan"), 0)
     out_buffer, out = placed(np.full((rows, length), np.nan, np.float32), 777.0, 0 if out_place == "line" else 4)
     h0 = cuda(rng.uniform(-2, 2, rows).astype(np.float32))
+    # The launch these take: 16-byte steps from each row's boundary, but for rows of one tile that a
+    # head would make two.
+    views = [_arrays.view(name, x) for name, x in (("a", a), ("b", b), ("out", out))]
+    launch = _scan.prepare(None, views[0], views[2], 1, False,
+                           _scan.pointer_placement(*(view.pointer for view in views)), _kernels.device_arch(0))
+    if launch.shape.vec == 4:  # an odd pitch: some row is a boundary less one step past its boundary
+        head = launch.plan.layout.head
+        assert head in ((4, 32) if out_place == "line" else (4,))
+        assert launch.tiles_per_seq == -(-(length + head - 1) // launch.shape.tile)
+    else:
+        assert length <= launch.shape.tile, "rows of several tiles on the scalar path"
     scan_and_check(a, b, h0=h0, out=out, what=f"{rows} rows of {length}, pitch {pitch}, out {out_place}")
     first = host(out).copy()
     out.fill_(float("nan"))

@@ -76,6 +76,20 @@ def test_bitwise_the_general_paths_result(rng, launches):
 
 
 @pytest.mark.gpu
+def test_a_layout_is_known_by_its_place_in_the_line(rng, general_refused):
+    """A row of two short tiles less 10 steps, 4 and then 28 elements past a line (the same place
+    modulo 16 bytes): its head is 4, then 28, which needs a third tile (P196), so the second call must
+    not reuse the first's prepared launch."""
+    length = 2 * SHORT_TILE - 10
+    a_all, b_all = pair(rng, (length + 64,))
+    out_all = poisoned_like(a_all)
+    for offset in (4, 28, 4):
+        out_all.fill_(float("nan"))
+        a, b, out = (x[offset:offset + length] for x in (a_all, b_all, out_all))
+        scan_and_check(a, b, out=out, what=f"{length} steps {offset} past a line")
+
+
+@pytest.mark.gpu
 def test_in_place_is_taken_and_right(rng, general_refused):
     a_np, b_np = regime(rng, "mixed", (5, SHORT_TILE + 9))
     expected = host(rtscan.scan(cuda(a_np), cuda(b_np)))
@@ -237,6 +251,8 @@ def test_what_it_leaves_to_the_general_path(stand_in_torch):
         "out another type": (a, b, np.zeros(64, np.float32)),
         "a new result for a off a 16-byte boundary": (StandIn((1 << 20) + 4), b, None),
         "a new result for b off a 16-byte boundary": (a, StandIn((1 << 21) + 8), None),
+        "a new result for a on 16 bytes, off a line": (StandIn((1 << 20) + 64), b, None),
+        "a new result for b on 16 bytes, off a line": (a, StandIn((1 << 21) + 16), None),
     }
     for name, (a_, b_, out_) in changed.items():
         assert _torch_path.scan(a_, b_, out_, -1, False, None) is None, name
