@@ -11,7 +11,8 @@
 # steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
 # (kernels_cu/tile_state.cuh) under the tools too; three more put rows off their lines, which the
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
-# memory 31 elements past the allocation's start, and 2 x 66001 on the mid_batch shape. Cases
+# memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
+# first row's last tile holds no step (tiles are counted from the longest head). Cases
 # run JOBS at a time (default 6), each limited to CASE_SECONDS (default 300); VARIANTS (names, space
 # separated) limits the cases of every variant (4100 and 1048580 steps) to those (default all). Logs
 # under $OUT (or ./sanitizer-logs); summary.txt holds one line per case. Run from the
@@ -45,4 +46,5 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 1048580 head"  # rows 31 and 3 elements past a line: row heads (P67, P196)
     echo "$tool lookback_regs 4101 head"  # rows 31 and 4 elements past a line, the short tile
     echo "$tool lookback_regs 66001 any_total"  # rows 0 and 17 elements past a line, the mid_batch shape
+    echo "$tool lookback_regs 8191"  # rows 0 and 31 past a line: the first row's third short tile is empty
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"
