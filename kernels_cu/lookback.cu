@@ -176,10 +176,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // first vectors: the part of the 128-byte line holding step 0 before it, which lies in the same
     // page as step 0, so the read cannot fault, and inside the allocation wherever the allocation
     // starts on a line (cudaMalloc's start at least 256-byte aligned: CUDA C++ Programming Guide,
-    // "Device Memory Accesses"). They are not the caller's: every read here makes them the identity. Only lanes 0-7 of warp 0 hold
-    // them, in chunk 0 (head < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps
-    // the rewrite composes from the warp span's start stay the identity there too, and the final
-    // store skips them.
+    // "Device Memory Accesses"). They are not the caller's: every read here makes them the
+    // identity. Only lanes 0-7 of warp 0 hold them, in chunk 0 (head < 32 < 32 * VEC; a register
+    // chunk wherever there are runs), so the maps the rewrite composes from the warp span's start
+    // stay the identity there too, and the final store skips them.
     const int head = VEC == 4 && warp == 0 ? steps.head : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
