@@ -100,7 +100,8 @@ def _predicted_us(name: str, num_seqs: int, length: int, offset: int, copy_bytes
     laid out as the bench lays them (`offset` elements past a line), at the bandwidth the copy
     reached in this row."""
     launch = _scan.contiguous_launch(name, num_seqs, length, _kernels.device_arch(0), offset, time_major)
-    return model.predicted_us(model.passes(launch.variant, launch.shape, num_seqs, length, 4), copy_bytes, copy_us)
+    return model.predicted_us(model.passes(launch.variant, launch.shape, num_seqs, length, 4, launch.longest_head),
+                              copy_bytes, copy_us)
 
 
 def parse_shapes(text: str) -> list[tuple[int, int]]:

@@ -156,6 +156,7 @@ class Prepared(NamedTuple):
     kind: str                   # which of the entry's shapes (registry.SHAPE_KINDS, or "short")
     shape: registry.LaunchShape
     plan: _layout.Plan
+    longest_head: int           # steps before a sequence's first that its tiles count from, at most (P196)
     tiles_per_seq: int
     num_tiles: int
     threads: int                # of each block: shape.threads, a property, kept here off the per-call path
@@ -260,7 +261,7 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
              "columns": -(-plan.num_seqs // shape.block_threads) * tiles_per_seq}
     pass_launches = tuple((grids[kernel.grid], kernel.shape_for(shape).threads,
                            chosen.shared_bytes(kernel.shape_for(shape))) for kernel in chosen.pass_kernels)
-    prepared = Prepared(chosen, entry, kind, shape, plan, tiles_per_seq, num_tiles, shape.threads,
+    prepared = Prepared(chosen, entry, kind, shape, plan, longest, tiles_per_seq, num_tiles, shape.threads,
                          chosen.shared_bytes(shape), descriptors, pass_launches)
     if len(_prepared) > 1024:  # many layouts: start again rather than grow without bound
         _prepared.clear()

@@ -35,14 +35,16 @@ class Pass:
         return self.read_bytes + self.written_bytes
 
 
-def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, itemsize: int) -> list[Pass]:
-    """The passes of one call on `num_seqs` sequences of `length` steps with launch shape `shape`."""
+def passes(variant: Variant, shape: LaunchShape, num_seqs: int, length: int, itemsize: int,
+           head: int = 0) -> list[Pass]:
+    """The passes of one call on `num_seqs` sequences of `length` steps with launch shape `shape`,
+    its tiles counted from `head` steps before each sequence (the longest row head, P196)."""
     if variant.pass_kernels:
         return _three_passes(variant, shape, num_seqs, length, itemsize)
     if variant.passes != 1:
         raise NotImplementedError(f"no traffic model for the {variant.passes}-pass variant {variant.name}")
     elements = num_seqs * length
-    tiles_per_seq, tiles = variant.tile_counts(shape, num_seqs, length)
+    tiles_per_seq, tiles = variant.tile_counts(shape, num_seqs, length + head)
     segments = num_seqs * -(-tiles_per_seq // shape.segment_tiles)
     if tiles_per_seq == 1:  # no look-back: only the ticket
         descriptors = tiles * WORD

@@ -79,6 +79,16 @@ def test_a_single_tile_per_sequence_needs_only_the_ticket():
     assert model.passes(variant, shape, 5, 100, 4)[0].descriptor_bytes == 5 * model.WORD
 
 
+def test_a_row_head_counts_the_tiles_it_adds_not_bytes():
+    """Rows scanned from their lines (P196): a row of one short tile with a head of 3 takes two
+    tiles, so the look-back's words appear; its bytes stay the caller's steps."""
+    variant = registry.resolve("auto")
+    shape = variant.launch_shape("sm_90", "float32", 4, 100)
+    one, two = (model.passes(variant, shape, 5, shape.tile, 4, head)[0] for head in (0, 3))
+    assert one.descriptor_bytes == 5 * model.WORD < two.descriptor_bytes
+    assert (one.read_bytes, one.written_bytes) == (two.read_bytes, two.written_bytes) == (40 * shape.tile, 20 * shape.tile)
+
+
 def test_prediction_scales_the_copy_by_bytes():
     passes = [model.Pass("scan", 800, 400, 0)]
     assert model.predicted_us(passes, copy_bytes=1200, copy_us=10.0) == pytest.approx(10.0)
