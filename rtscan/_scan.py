@@ -241,14 +241,15 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     # three short tiles +8 % and +16 %, of four long ones even (P70, p70-misaligned-2026-11-30.txt).
     # But a nearly empty tile more a row costs more than a row off its line (1.5-9 %, P195): a batch
     # runs about as fast as its tiles are full (NOTES 113). Else the scalar path.
-    boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
-    fewest = None
-    for form_boundary, form_longest in _row_heads(plan, placement, chosen.takes_head):
-        form_kind, form_shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + form_longest, plan.num_seqs)
-        tiles = -(-(plan.length + form_longest) // form_shape.steps_per_sequence)
-        if (form_shape.vec == 4 and not plan.length <= form_shape.tile < plan.length + form_longest
-                and (fewest is None or tiles < fewest)):
-            boundary, longest, kind, shape, fewest = form_boundary, form_longest, form_kind, form_shape, tiles
+    forms = []  # (tiles a row, boundary, longest head, kind, shape), in _row_heads' order
+    for boundary, longest in _row_heads(plan, placement, chosen.takes_head):
+        kind, shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + longest, plan.num_seqs)
+        if shape.vec == 4 and not plan.length <= shape.tile < plan.length + longest:
+            forms.append((-(-(plan.length + longest) // shape.steps_per_sequence), boundary, longest, kind, shape))
+    if forms:
+        _, boundary, longest, kind, shape = min(forms, key=lambda form: form[0])  # the first of the fewest
+    else:
+        boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if longest:
         plan = _layout.with_head(plan, boundary)
     tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length + longest)
