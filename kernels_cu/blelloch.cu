@@ -119,9 +119,9 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
-    const long long seq = tile / tiles_per_seq;
-    const long long chunk = tile - seq * tiles_per_seq;
-    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out);
+    const long long seq = claimed.seq;
+    const long long chunk = claimed.chunk;
+    const TileSteps<TILE> steps(claimed, layout, a, b, out);
     const int valid = steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;

@@ -134,15 +134,15 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
-    const long long seq = tile / tiles_per_seq;
-    const long long chunk = tile - seq * tiles_per_seq;
+    const long long seq = claimed.seq;
+    const long long chunk = claimed.chunk;
     // seq_layout.cuh's head: where the layout has one, this sequence is scanned from the boundary of
     // `layout.head` elements (a 128- or 16-byte boundary) at or before its step 0, whose distance
     // from it a, b and out share (the host checked). So every row of a batch takes 16-byte steps
     // from a line, whatever its length, without the host knowing where each row starts.
     const int row_head = VEC == 4 && layout.head
         ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
-    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out, row_head);
+    const TileSteps<TILE> steps(claimed, layout, a, b, out, row_head);
     const int valid = steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;
