@@ -107,8 +107,9 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(2 * tree_slots(LEAVES) * sizeof(float) <= MAX_DYNAMIC_SHARED_BYTES, "the tree fits in shared memory");
 
     // The tree, in dynamic shared memory (the launch passes 2 * 4 * tree_slots(LEAVES) bytes,
-    // which may exceed the 48 KB a static array is limited to).
-    extern __shared__ float tree_storage[];
+    // which may exceed the 48 KB a static array is limited to), on a 128-byte boundary as
+    // lookback.cu's staging (P201).
+    extern __shared__ __align__(128) float tree_storage[];
     const Tree tree = tree_in(tree_storage, LEAVES);
     __shared__ ClaimedTile shared_claim;
     __shared__ float shared_carry;
@@ -119,9 +120,9 @@ blelloch_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
-    const long long seq = claimed.seq;
-    const long long chunk = claimed.chunk;
-    const TileSteps<TILE> steps(claimed, layout, a, b, out);
+    const long long seq = tile / tiles_per_seq;
+    const long long chunk = tile - seq * tiles_per_seq;
+    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out);
     const int valid = steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;

@@ -56,8 +56,9 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
     constexpr int STAGED_ITEMS = ITEMS - REGISTER_ITEMS;
     // A thread's steps past its first REGISTER_ITEMS wait in dynamic shared memory (the launch
     // passes 2 * BLOCK_THREADS * STAGED_ITEMS * 4 bytes), staged step j of thread x at
-    // j * BLOCK_THREADS + x: a warp's copies of one step are 32 neighbouring words.
-    extern __shared__ float staged_storage[];
+    // j * BLOCK_THREADS + x: a warp's copies of one step are 32 neighbouring words. On a 128-byte
+    // boundary, as lookback.cu's staging (P201).
+    extern __shared__ __align__(128) float staged_storage[];
     float* staged_a = staged_storage;
     float* staged_b = staged_storage + BLOCK_THREADS * STAGED_ITEMS;
     auto staged_slot = [&](int i) { return (i - REGISTER_ITEMS) * BLOCK_THREADS + int(threadIdx.x); };

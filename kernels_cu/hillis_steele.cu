@@ -67,12 +67,12 @@ hillis_steele_scan(const float* __restrict__ a, const float* __restrict__ b, flo
         unsigned generation;
         draw_ticket(ws, num_tiles, ticket, generation);
         const long long tile = tile_of_ticket(layout, ticket, tiles_per_seq);
-        long long seq, chunk, in_offset, out_offset;
-        split_tile(tile, tiles_per_seq, seq, chunk);
+        const long long seq = tile / tiles_per_seq;
+        long long in_offset, out_offset;
         sequence_origins(layout, seq, in_offset, out_offset);
         shared_tile = tile;
         shared_seq = seq;
-        shared_chunk = chunk;
+        shared_chunk = tile - seq * tiles_per_seq;
         shared_generation = generation;
         shared_in_offset = in_offset;
         shared_out_offset = out_offset;

@@ -116,8 +116,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 
     // The staged part of a and b, then any kept prefixes, in dynamic shared memory: the launch
     // passes 2 * STAGED_TILE * 4 + KEPT_PREFIXES * BLOCK_THREADS * 8 bytes (registry.py's
-    // staged_tile_bytes), which may exceed the 48 KB a static array is limited to.
-    extern __shared__ float4 staged_storage[];
+    // staged_tile_bytes), which may exceed the 48 KB a static array is limited to. It starts after
+    // the static variables, on only their 16-byte alignment unless asked for more: 16 bytes off a
+    // 128-byte boundary, a tile's 16-byte copies and reads ran 10-14 % slower on an H200 (the
+    // 256-thread tiles, whose static bytes were 2160, until P201; the long tile when ClaimedTile
+    // grew by 16 bytes, P200: profiling/results/h200/p200-probe-2026-12-01-29.txt).
+    extern __shared__ __align__(128) float4 staged_storage[];
     float* staged_a = reinterpret_cast<float*>(staged_storage);
     float* staged_b = staged_a + STAGED_TILE;
     Affine<float>* kept_prefix = reinterpret_cast<Affine<float>*>(staged_b + STAGED_TILE);
@@ -134,15 +138,15 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST);
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
-    const long long seq = claimed.seq;
-    const long long chunk = claimed.chunk;
+    const long long seq = tile / tiles_per_seq;
+    const long long chunk = tile - seq * tiles_per_seq;
     // seq_layout.cuh's head: where the layout has one, this sequence is scanned from the boundary of
     // `layout.head` elements (a 128- or 16-byte boundary) at or before its step 0, whose distance
     // from it a, b and out share (the host checked). So every row of a batch takes 16-byte steps
     // from a line, whatever its length, without the host knowing where each row starts.
     const int row_head = VEC == 4 && layout.head
         ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
-    const TileSteps<TILE> steps(claimed, layout, a, b, out, row_head);
+    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out, row_head);
     const int valid = steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;

@@ -42,11 +42,8 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
     out_offset = layout.out_origin;
     for (int axis = int(layout.batch_rank) - 1; axis >= 0; --axis) {
         const long long size = layout.batch_size[axis];
-        // No division where seq < size already, as always on the outermost axis (callers pass
-        // seq < num_seqs): a batch of one axis divides nowhere between a ticket and its first load.
-        const bool within = seq < size;
-        const long long index = within ? seq : seq % size;
-        seq = within ? 0 : seq / size;
+        const long long index = seq % size;
+        seq /= size;
         in_offset += index * layout.in_batch_stride[axis];
         out_offset += index * layout.out_batch_stride[axis];
     }
@@ -66,17 +63,8 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
 RTSCAN_HOST_DEVICE long long tile_of_ticket(const SeqLayout& layout, long long ticket, long long tiles_per_seq,
                                             bool chunks_first = false) {
     if (!chunks_first && (layout.in_time_stride == 1 || layout.in_time_stride == -1)) return ticket;
-    const long long chunk = unsigned(ticket) / unsigned(layout.num_seqs);  // 32 bits: see split_tile
+    const long long chunk = ticket / layout.num_seqs;
     return (ticket - chunk * layout.num_seqs) * tiles_per_seq + chunk;
-}
-
-// The sequence and the place in it (chunk) of tile seq * tiles_per_seq + chunk. A launch holds
-// fewer than 2^31 tiles (rtscan/_scan.py's _MAX_GRID), so tiles, tickets and the counts they are
-// divided by fit 32 bits, and one 32-bit division does: ptxas makes a 64-bit one a range check and
-// a call, on the path from a block's ticket to its first load.
-RTSCAN_HOST_DEVICE void split_tile(long long tile, long long tiles_per_seq, long long& seq, long long& chunk) {
-    seq = unsigned(tile) / unsigned(tiles_per_seq);
-    chunk = tile - seq * tiles_per_seq;
 }
 
 }  // namespace rtscan

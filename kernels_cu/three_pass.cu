@@ -51,25 +51,31 @@
 namespace rtscan {
 
 // Which tile the block scans and where it lives: thread 0 takes the tile from the grid index
-// (tile_of_ticket) and finds its sequence and origins (seq_layout.cuh's divisions) and shares them,
-// rather than every thread dividing. Called by every thread (it holds a __syncthreads). The
-// ClaimedTile's generation is unused: no look-back.
+// (tile_of_ticket) and finds its sequence's origins (a few 64-bit divisions) and shares them,
+// rather than every thread dividing. Called by every thread (it holds a __syncthreads).
+struct PlacedTile {
+    ClaimedTile claimed;  // TileSteps' input; the generation is unused without a look-back
+    long long chunk;      // the tile's place in its sequence
+};
+
 template <int TILE>
 __device__ __forceinline__ TileSteps<TILE> place_tile(long long tiles_per_seq, const SeqLayout& layout,
                                                       const float* __restrict__ a, const float* __restrict__ b,
-                                                      float* __restrict__ out, ClaimedTile& shared, long long& tile) {
+                                                      float* __restrict__ out, PlacedTile& shared, long long& tile) {
     if (threadIdx.x == 0) {
-        ClaimedTile placed;
-        placed.tile = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
-        placed.generation = 0;
-        split_tile(placed.tile, tiles_per_seq, placed.seq, placed.chunk);
-        sequence_origins(layout, placed.seq, placed.in_offset, placed.out_offset);
+        PlacedTile placed;
+        const long long chosen = tile_of_ticket(layout, blockIdx.x, tiles_per_seq);
+        const long long seq = chosen / tiles_per_seq;
+        placed.claimed.tile = chosen;
+        placed.claimed.generation = 0;
+        sequence_origins(layout, seq, placed.claimed.in_offset, placed.claimed.out_offset);
+        placed.chunk = chosen - seq * tiles_per_seq;
         shared = placed;
     }
     __syncthreads();
-    const ClaimedTile placed = shared;
-    tile = placed.tile;
-    return TileSteps<TILE>(placed, layout, a, b, out);
+    const PlacedTile placed = shared;
+    tile = placed.claimed.tile;
+    return TileSteps<TILE>(placed.claimed, placed.chunk, layout, a, b, out);
 }
 
 // Every lane's maps of the tile, all loads issued before any is used.
@@ -99,7 +105,7 @@ __device__ __forceinline__ void scan_tile_from_identity(const float* __restrict_
     check_shape<BLOCK_THREADS, ITEMS, VEC>();
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
-    __shared__ ClaimedTile shared_place;
+    __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
     long long tile;
@@ -197,7 +203,7 @@ three_pass_apply_pairs(const float* __restrict__ a, const float* __restrict__ b,
                        long long tiles_per_seq, long long num_tiles) {
     check_shape<BLOCK_THREADS, ITEMS, VEC>();
     constexpr int TILE = BLOCK_THREADS * ITEMS;
-    __shared__ ClaimedTile shared_place;
+    __shared__ PlacedTile shared_place;
 
     long long tile;
     const TileSteps<TILE> steps = place_tile<TILE>(tiles_per_seq, layout, a, b, out, shared_place, tile);
@@ -228,7 +234,7 @@ three_pass_rescan(const float* __restrict__ a, const float* __restrict__ b, floa
     check_shape<BLOCK_THREADS, ITEMS, VEC>();
     constexpr int CHUNKS = ITEMS / VEC;
     constexpr int TILE = BLOCK_THREADS * ITEMS;
-    __shared__ ClaimedTile shared_place;
+    __shared__ PlacedTile shared_place;
     __shared__ Affine<float> shared_warps[BLOCK_THREADS / 32];
 
     long long tile;

@@ -14,8 +14,8 @@ namespace rtscan {
 // the device's limit before launching a larger shape).
 constexpr int MAX_DYNAMIC_SHARED_BYTES = 227 * 1024;
 
-// Where the steps of a block's tile (the `claimed.chunk`-th of its sequence, TILE steps long) live,
-// and how many of them exist: the last tile of a sequence may be cut short, or hold none. With a
+// Where the steps of a block's tile (the `chunk`-th of its sequence, TILE steps long) live, and
+// how many of them exist: the last tile of a sequence may be cut short, or hold none. With a
 // `row_head` (lookback.cu's, from seq_layout.cuh's head), the sequence's tiles count from that
 // many steps before its step 0, and its first tile's first `head` steps are not the caller's.
 template <int TILE>
@@ -26,11 +26,12 @@ struct TileSteps {
     const float* b;
     float* out;
 
-    __device__ TileSteps(const ClaimedTile& claimed, const SeqLayout& layout, const float* __restrict__ a_all,
-                         const float* __restrict__ b_all, float* __restrict__ out_all, int row_head = 0) {
-        const long long first = claimed.chunk * TILE - row_head;
+    __device__ TileSteps(const ClaimedTile& claimed, long long chunk, const SeqLayout& layout,
+                         const float* __restrict__ a_all, const float* __restrict__ b_all,
+                         float* __restrict__ out_all, int row_head = 0) {
+        const long long first = chunk * TILE - row_head;
         valid = int(min((long long)TILE, layout.length - first));
-        head = claimed.chunk == 0 ? row_head : 0;
+        head = chunk == 0 ? row_head : 0;
         a = a_all + claimed.in_offset + first * layout.in_time_stride;
         b = b_all + claimed.in_offset + first * layout.in_time_stride;
         out = out_all + claimed.out_offset + first * layout.out_time_stride;

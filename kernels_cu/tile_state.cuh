@@ -379,12 +379,10 @@ __device__ __forceinline__ void draw_ticket(const TileWorkspace& ws, long long n
 }
 
 // A block's tile, drawn by its thread 0 and shared with the block: the ticket, the launch's
-// generation, the tile's sequence and place in it, and where the sequence starts in the input and
-// the output (seq_layout.cuh). Thread 0 divides once; the other threads read the results.
+// generation, and where the tile's sequence starts in the input and the output (seq_layout.cuh).
 struct ClaimedTile {
     long long tile;
     unsigned generation;
-    long long seq, chunk;
     long long in_offset, out_offset;
 };
 
@@ -427,8 +425,7 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
             draw_ticket(ws, num_tiles, ticket, claimed.generation);
         }
         claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
-        split_tile(claimed.tile, tiles_per_seq, claimed.seq, claimed.chunk);
-        sequence_origins(layout, claimed.seq, claimed.in_offset, claimed.out_offset);
+        sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }
     __syncthreads();

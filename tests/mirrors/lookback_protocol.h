@@ -252,8 +252,7 @@ void run_launch(const float* a, const float* b, float* out, const float* h0, con
 
     for (long long ticket = 0; ticket < num_tiles; ++ticket) {
         const long long tile = rtscan::tile_of_ticket(layout, ticket, tiles_per_seq, CHUNKS_FIRST);
-        long long seq, chunk;
-        rtscan::split_tile(tile, tiles_per_seq, seq, chunk);
+        const long long seq = tile / tiles_per_seq, chunk = tile % tiles_per_seq;
         long long in_origin, out_origin;
         rtscan::sequence_origins(layout, seq, in_origin, out_origin);
         const int head = row_head(layout, in_origin);

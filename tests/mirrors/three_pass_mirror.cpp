@@ -94,8 +94,9 @@ Map block_exclusive_scan(const std::vector<Map>& maps, std::vector<Map>& prefix)
 // names the tile through tile_of_ticket; the passes never wait, so the mirror takes tiles in order).
 TileSteps place_tile(const float* a, const float* b, float* out, const rtscan::SeqLayout& layout, long long tile,
                      long long tiles_per_seq, int tile_steps) {
-    long long seq, chunk, in_origin, out_origin;
-    rtscan::split_tile(tile, tiles_per_seq, seq, chunk);
+    const long long seq = tile / tiles_per_seq;
+    const long long chunk = tile - seq * tiles_per_seq;
+    long long in_origin, out_origin;
     rtscan::sequence_origins(layout, seq, in_origin, out_origin);
     const long long first = chunk * tile_steps;
     return {a, b, out, in_origin + first * layout.in_time_stride, out_origin + first * layout.out_time_stride,
