@@ -19,18 +19,27 @@ import hashlib
 import struct
 
 
-def text_sections(cubin: bytes) -> dict[str, bytes]:
-    """The ELF's code sections: {kernel's mangled name: its .text bytes}."""
+def sections(cubin: bytes):
+    """(name, file offset, size) of each of the ELF's sections."""
     section_offset, = struct.unpack_from("<Q", cubin, 0x28)
     entry_size, count, names_index = struct.unpack_from("<HHH", cubin, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, section_offset + i * entry_size) for i in range(count)]
     names_at = headers[names_index][4]
-    sections = {}
     for name_offset, _, _, _, offset, size, *_ in headers:
-        name = cubin[names_at + name_offset:cubin.index(b"\0", names_at + name_offset)].decode()
-        if name.startswith(".text."):
-            sections[name[len(".text."):]] = cubin[offset:offset + size]
-    return sections
+        yield cubin[names_at + name_offset:cubin.index(b"\0", names_at + name_offset)].decode(), offset, size
+
+
+def text_sections(cubin: bytes) -> dict[str, bytes]:
+    """The ELF's code sections: {kernel's mangled name: its .text bytes}."""
+    return {name[len(".text."):]: cubin[offset:offset + size]
+            for name, offset, size in sections(cubin) if name.startswith(".text.")}
+
+
+def static_shared_bytes(cubin: bytes) -> dict[str, int]:
+    """{kernel's mangled name: bytes of its static shared variables}, for the kernels that have
+    some: where its dynamic shared memory starts, unless that asks for a coarser alignment."""
+    return {name[len(".nv.shared."):]: size
+            for name, _, size in sections(cubin) if name.startswith(".nv.shared.") and not name.startswith(".nv.shared.reserved")}
 
 
 def kernel_code(variant_name: str, arch: str, whole: bool = False) -> dict[str, bytes]:
