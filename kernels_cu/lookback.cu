@@ -118,7 +118,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // passes 2 * STAGED_TILE * 4 + KEPT_PREFIXES * BLOCK_THREADS * 8 bytes (registry.py's
     // staged_tile_bytes), which may exceed the 48 KB a static array is limited to. It starts after
     // the static variables, on only their 16-byte alignment unless asked for more: 16 bytes off a
-    // 128-byte boundary, a tile's 16-byte copies and reads ran 10-14 % slower on an H200 (the
+    // 128-byte boundary, a tile's 16-byte copies and reads ran up to 14 % slower on an H200 (the
     // 256-thread tiles, whose static bytes were 2160, until P201; the long tile when ClaimedTile
     // grew by 16 bytes, P200: profiling/results/h200/p200-probe-2026-12-01-29.txt).
     extern __shared__ __align__(128) float4 staged_storage[];

@@ -38,8 +38,8 @@ def text_sections(cubin: bytes) -> dict[str, bytes]:
 def static_shared_bytes(cubin: bytes) -> dict[str, int]:
     """{kernel's mangled name: bytes of its static shared variables}, for the kernels that have
     some: where its dynamic shared memory starts, unless that asks for a coarser alignment."""
-    return {name[len(".nv.shared."):]: size
-            for name, _, size in sections(cubin) if name.startswith(".nv.shared.") and not name.startswith(".nv.shared.reserved")}
+    return {name[len(".nv.shared."):]: size for name, _, size in sections(cubin)
+            if name.startswith(".nv.shared.") and not name.startswith(".nv.shared.reserved")}
 
 
 def kernel_code(variant_name: str, arch: str, whole: bool = False) -> dict[str, bytes]:

@@ -49,7 +49,7 @@ def test_compile_every_variant(name, arch):
 @pytest.mark.parametrize("arch", ARCHES)
 def test_dynamic_shared_memory_starts_on_a_128_byte_boundary(arch):
     """A kernel's dynamic shared memory starts after its static shared variables. 16 bytes short of
-    a 128-byte boundary, the tiles' 16-byte copies and reads ran 10-14 % slower on an H200 (P200,
+    a 128-byte boundary, the tiles' 16-byte copies and reads ran up to 14 % slower on an H200 (P200,
     P201; profiling/NOTES.md, item 121), so every kernel that takes dynamic shared memory declares it
     __align__(128), which rounds its static bytes up to a multiple of 128 (read from its cubin)."""
     kernel_code = load_script("kernel_code")
