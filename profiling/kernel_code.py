@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import struct
+from collections.abc import Iterator
 
 
-def sections(cubin: bytes):
-    """(name, file offset, size) of each of the ELF's sections."""
+def sections(cubin: bytes) -> Iterator[tuple[str, int, int]]:
+    """(name, file offset, size) of each of the ELF's sections; a section that takes no room in the
+    file (NOBITS: .nv.shared.*) has a size but no bytes at its offset."""
     section_offset, = struct.unpack_from("<Q", cubin, 0x28)
     entry_size, count, names_index = struct.unpack_from("<HHH", cubin, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, section_offset + i * entry_size) for i in range(count)]

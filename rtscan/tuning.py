@@ -70,10 +70,11 @@ from .errors import UnsupportedError
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
 _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results/h200/p86-ab-2026-11-30.txt, p87-*.txt)"
-# The 256-thread tiles below (short, short_batch, batch, many) were measured, until P201, with their
-# staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster (profiling/NOTES.md,
-# items 121 and 122), so the bounds drawn between them and the long tile before then are to be
-# measured again (on 2048 x 32768 many's tile now edges mid_batch's: probe-batch-tiles-2026-12-01-29.txt).
+# The 256-thread tiles below (short, short_batch, short_fill, batch, many) were measured, until
+# P201, with their staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster
+# (profiling/NOTES.md, items 121 and 122), so the bounds drawn between them and the long tile
+# before then are to be measured again (on 2048 x 32768 many's tile now edges mid_batch's:
+# profiling/results/h200/probe-batch-tiles-2026-12-01-29.txt).
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
