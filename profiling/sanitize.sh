@@ -2,7 +2,7 @@
 # compute-sanitizer memcheck and racecheck on every variant, at a small and a medium size, with the
 # 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths are
 # multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes the
-# 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (from 2^21). More cases per
+# 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (past 2^21). More cases per
 # tool run its mid_batch, short_batch and batch shapes (sm_90: two sequences or more, rows longer
 # than one long tile to 2^17 steps that fill its tiles as fill_edge asks, rows shorter than 15/16 of
 # one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128

@@ -72,9 +72,12 @@ from .errors import UnsupportedError
 _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results/h200/p86-ab-2026-11-30.txt, p87-*.txt)"
 # The 256-thread tiles below (short, short_batch, short_fill, batch, many) were measured, until
 # P201, with their staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster
-# (profiling/NOTES.md, items 121 and 122), so the bounds drawn between them and the long tile
-# before then are to be measured again (on 2048 x 32768 many's tile now edges mid_batch's:
-# profiling/results/h200/probe-batch-tiles-2026-12-01-29.txt).
+# (profiling/NOTES.md, items 121-123). Measured again since: the long kind's and one_tile's lower
+# bound (P204-P206: 2^21 steps now go to the short tile); one_tile on rows of 16384, mid_batch on 512
+# x 32768, short_batch on 4096 x 4096 and the long kind on 64 x 65536 held (P204's probe,
+# profiling/results/h200/probe-bounds-2026-12-01-30.txt). Not yet: many against mid_batch (on 2048
+# x 32768 many's tile now edges it: probe-batch-tiles-2026-12-01-29.txt), short_batch's and
+# short_fill's bounds.
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
@@ -98,6 +101,8 @@ _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback
 _LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
 _P140 = ("sweep.py on an H200, 2026-12-01, two rounds (P140; profiling/results/h200/"
          "p140-sweep-2026-12-01-20.txt)")
+_P206 = ("auto's A/B on an H200, 2026-12-01, two rounds a launch, a process a row (P205, P206; profiling/results/"
+         "h200/p205-ab-, p206-ab-2026-12-01-30.txt)")
 _P115_P118 = ("sweep.py on an H200, 2026-11-30, fifteenth session (P115, P116, P118; profiling/results/h200/"
               "p115-batch-shapes-2026-11-30-15.txt, p116-batch-boundary-2026-11-30-15.txt, "
               "p118-spread-2026-11-30-15.txt)")
@@ -128,11 +133,12 @@ LOOKBACK_REGS = {
             # from_sequences 2: a single row of one tile is under 2^21 steps anyway, and stays off this
             # kind where the tests lift from_total_steps (conftest.py)
             _LONG_TILE_SM90, run_chunks=2, from_sequences=2,
-            to_length=_LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"], from_total_steps=1 << 21, source=(
+            to_length=_LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"], from_total_steps=(1 << 21) + 1, source=(
                 "the long tile with runs of 2 against the batch tiles on rows of 16384 steps: sweep.py on an "
                 "H200, 2026-12-01 (P145, profiling/results/h200/p145-sweep-2026-12-01-20.txt): 512 x 16384 "
                 "0.851 against 0.779 (short_batch's tile), 1024 x 16384 0.910 against 0.820 and 0.821 (many's "
-                "tile), 4096 x 16384 1.018 against 0.897 (many's). From 2^21 steps in all, as the long shape; "
+                "tile), 4096 x 16384 1.018 against 0.897 (many's). Past 2^21 steps in all, as the long shape "
+                f"({_P206}: 128 x 16384 0.514/0.514 -> 0.550/0.549 on the short tile); "
                 "rows one element past a 16-byte boundary fit it too (16385 steps from the boundary), where "
                 "short_batch took five short tiles a row (1024 x 16384 0.54, "
                 "results/h200/misaligned-2026-12-01-20.txt). auto's A/B, two rounds (results/h200/"
@@ -274,13 +280,16 @@ LOOKBACK_REGS = {
                       "against 0.825/0.822; 16 and 32 sequences and one sequence within the rounds' spread",
         },
         "long": {
-            **_LONG_TILE_SM90, "run_chunks": 2, "from_total_steps": 1 << 21,
+            **_LONG_TILE_SM90, "run_chunks": 2, "from_total_steps": (1 << 21) + 1,
             "source": "sweep.py on an H200, 2026-11-30, after P38 (profiling/results/h200/p42-sweep-2026-11-30.txt; "
                       "sweep-p42-s1-2026-11-30.json, sweep-p42-s64-2026-11-30.json): fastest at 2^21-2^24 of 5 "
                       "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "
                       "384x44r12b2, the long shape before it) and of 7 shapes on 64 x 65536 (0.758 against "
-                      "0.690); 80 registers, no spills; from 2^21 steps in all: the short shape (256x16) ran 2^20 "
-                      "at 0.309 and 2^21 at 0.274 (sweep-2026-11-30d.csv), this one 2^21 at 0.375. Strong-load "
+                      "0.690); 80 registers, no spills. Past 2^21 steps in all: with its staging on a 128-byte boundary "
+                      f"(P201) the short tile took 2^21 ({_P206}), one sequence 0.404/0.401 -> 0.434/0.435, 2 x "
+                      "1048576 0.388/0.391 -> 0.446/0.448, 64 x 32768 0.437/0.437 -> 0.534/0.532, and lost above it, "
+                      "1 x 2621440 0.409/0.407 -> 0.365/0.364, 48 x 65536 0.561/0.555 -> 0.523/0.520 (before P201 it "
+                      "ran 2^21 at 0.274 against this one's 0.375, sweep-2026-11-30d.csv). Strong-load "
                       f"polls: with atomic ones ({_ATOMIC_POLLS_SM90}, two rounds) 2^22 ran 0.676/0.677 against "
                       "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740; "
                       "in a sweep after it (sweep-atomic-long-2026-11-30.txt) 2^21-2^23 0.375/0.691/0.668 against "

@@ -103,10 +103,10 @@ def test_launch_shapes_are_sound(arch, vec, length):
 
 
 def test_long_shapes_need_enough_steps_in_all():
-    """sm_90's long shape leaves SMs idle below 2^21 steps per launch, and its large shape loses to
-    the long one below 2^24 (tuning.py cites the runs): a tile's worth of steps is not enough. Since
-    P161 the large shape is the long tile, with the one-level look-back, atomic polls and tickets
-    chunks first."""
+    """sm_90's long shape leaves SMs idle up to 2^21 steps per launch (P205, P206: the short tile
+    takes 2^21), and its large shape loses to the long one below 2^24 (tuning.py cites the runs): a
+    tile's worth of steps is not enough. Since P161 the large shape is the long tile, with the
+    one-level look-back, atomic polls and tickets chunks first."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
@@ -116,7 +116,9 @@ def test_long_shapes_need_enough_steps_in_all():
     assert (large.atomic_polls, long.atomic_polls, short.atomic_polls) == (1, 0, 1)  # P86, P87: not on one wave
     assert variant.launch_shape("sm_90", "float32", 4, long.tile) == short
     assert variant.launch_shape("sm_90", "float32", 4, 2**20) == short
-    assert variant.launch_shape("sm_90", "float32", 4, 2**21) == long
+    assert variant.launch_shape("sm_90", "float32", 4, 2**21) == short
+    assert variant.launch_shape("sm_90", "float32", 4, 32768, num_seqs=64) == short
+    assert variant.launch_shape("sm_90", "float32", 4, 2**21 + 4) == long
     assert variant.launch_shape("sm_90", "float32", 4, 2**24 - 4) == long
     assert variant.launch_shape("sm_90", "float32", 4, 2**24) == large
     assert variant.launch_shape("sm_90", "float32", 4, 65536, num_seqs=64) == long
@@ -234,7 +236,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
 
 def test_rows_of_one_long_tile_take_it_in_any_batch():
     """sm_90's one_tile kind (P145): batches whose rows fill one long tile (15/16 of it to all of
-    it) take the long tile with runs, whatever the batch shapes' bounds, from 2^21 steps in all;
+    it) take the long tile with runs, whatever the batch shapes' bounds, past 2^21 steps in all (P206);
     rows one element past a 16-byte boundary too (the head counts: scan.py passes length + head)."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
@@ -242,7 +244,7 @@ def test_rows_of_one_long_tile_take_it_in_any_batch():
     assert one_tile == long and one_tile.run_chunks == 2
     for length, sequences in ((16384, 512), (16384, 1024), (16384, 4096), (16385, 1024), (16896, 2048), (15840, 600)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == one_tile, (length, sequences)
-    for length, sequences in ((16897, 1024), (15839, 1024), (16384, 64)):  # two tiles, too short, under 2^21 steps
+    for length, sequences in ((16897, 1024), (15839, 1024), (16384, 128)):  # two tiles, too short, up to 2^21 steps
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) != one_tile, (length, sequences)
 
 
