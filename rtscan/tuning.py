@@ -29,15 +29,16 @@ from .errors import UnsupportedError
 #            tile with runs, which beats the batch tiles there);
 #   "mid_batch": optional, tried next: as "batch" below, for rows that fill one of its tiles, up to
 #            its `to_length` (sm_90: the large kind's shape, for batches of rows longer than a long
-#            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, however many
+#            tile, whose shorter ones one_tile takes, to 2^17 steps, from 2^23 in all, up to 2047
 #            rows, where its fill_edge says its tiles' fill is worth the other tile's; P164-P166,
-#            P168-P175);
+#            P168-P175, P207);
 #   "long_batch": optional, tried next: as "batch", for rows of `from_length` to `to_length` steps
 #            (sm_90: the long tile, chunks first, for rows of 2^17-2^18 steps from 2^25 in all,
 #            however many rows past 128, with mid_batch's fill_edge: P133, P172-P175);
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
-#            matters more than the tiles' waits (sm_90: the batch tile in sequence order, for the
-#            rows the kinds before it leave: too short for one_tile, filling under 7/8 of the long
+#            matters more than the tiles' waits (sm_90: the batch tile in sequence order, from 2048
+#            rows, for the rows the kinds before it leave: up to 2^17 steps (P207), too short for
+#            one_tile, and of long_batch's rows those filling under 7/8 of the long
 #            tiles they would take (its fill_to_take_over), or leaving them emptier than its own by
 #            their fill_edge), where its own fill_edge says its tiles' fill is worth the short tile's;
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
@@ -73,11 +74,11 @@ _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results
 # The 256-thread tiles below (short, short_batch, short_fill, batch, many) were measured, until
 # P201, with their staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster
 # (profiling/NOTES.md, items 121-123). Measured again since: the long kind's and one_tile's lower
-# bound (P204-P206: 2^21 steps now go to the short tile); one_tile on rows of 16384, mid_batch on 512
-# x 32768, short_batch on 4096 x 4096 and the long kind on 64 x 65536 held (P204's probe,
-# profiling/results/h200/probe-bounds-2026-12-01-30.txt). Not yet: many against mid_batch (on 2048
-# x 32768 many's tile now edges it: probe-batch-tiles-2026-12-01-29.txt), short_batch's and
-# short_fill's bounds.
+# bound (P204-P206: 2^21 steps now go to the short tile), many against mid_batch (P207: from 2048
+# rows, many); one_tile on rows of 16384, mid_batch on 512 x 32768, short_batch on 4096 x 4096 and
+# the long kind on 64 x 65536 held (P204's probe, profiling/results/h200/
+# probe-bounds-2026-12-01-30.txt). Not yet: short_batch's and short_fill's bounds, the band past one
+# wave of long tiles (NOTES 116).
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
@@ -145,7 +146,8 @@ LOOKBACK_REGS = {
                 "p145-ab-2026-12-01-20.txt): 1024 x 16384 0.913/0.918 against 0.814/0.814, 4096 x 16384 "
                 "1.009/1.002 against 0.890/0.883, one element past a boundary 0.915/0.908 against 0.541/0.539")),
         "mid_batch": dict(
-            _LARGE_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23, fill_edge=1.082, source=(
+            _LARGE_SM90, from_sequences=2, to_sequences=2047, to_length=1 << 17, from_total_steps=1 << 23,
+            fill_edge=1.082, source=(
                 "the large kind's shape for batches of rows that fill a long tile, up to 2^17 steps, from 2^23 "
                 "steps in all, in place of short_batch (to 2^24) and batch (above): sweep.py on an H200, two "
                 "rounds (P164, P165; profiling/results/h200/p164-sweep-2026-12-01-23.txt, "
@@ -158,7 +160,14 @@ LOOKBACK_REGS = {
                 "0.861/0.851, 256 x 131072 0.907/0.907 against 0.860/0.862, 1024 x 65536 0.902/0.914 against "
                 "0.863/0.869, 512 x 131072 0.903/0.901 against 0.842/0.849; auto's A/B, two rounds (P166, "
                 "profiling/results/h200/p166-ab-2026-12-01-23.txt): +3-10 % on nine such batches, 1024 x 32768 "
-                "0.930/0.927 against 0.845/0.857, controls even. However many rows: against many's batch tile "
+                "0.930/0.927 against 0.845/0.857, controls even. To 2047 rows: from 2048, many's batch tile (in "
+                "sequence order), aligned since P201, won back what P168-P170 had given mid_batch, auto's A/B "
+                "on an H200, 2026-12-01, two rounds, a process a row (P207, profiling/results/h200/"
+                "p207-ab-2026-12-01-30.txt), scan time: 2048 x 32768 201.5/201.8 -> 197.9/199.3 us, 4096 x "
+                "32768 396.6/394.8 -> 383.3/384.5, 8192 x 32768 773.4/772.5 -> 755.6/756.7 (1.005/1.007 of "
+                "the copy), 2048 x 65536 408.3/409.2 -> 389.8/391.3, 2048 x 45368 308.7/309.5 -> "
+                "299.1/300.2, 2048 x 74360 509.2/509.6 -> 493.0/492.3, 2048 x 131072 803.8/797.6 -> "
+                "794.7/797.5 (even in round 2). Before P201, however many rows: against many's batch tile "
                 "in sequence order, sweep.py on an H200, two rounds (P168, profiling/results/h200/"
                 "p168-sweep-2026-12-01-24.txt), 2048 x 32768 0.954/0.946 against 0.885/0.886, 4096 x 32768 "
                 "0.967/0.963 against 0.904/0.898, 2048 x 65536 0.927/0.934 against 0.894/0.893, 8192 x 32768 "

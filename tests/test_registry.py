@@ -149,11 +149,11 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     """sm_90's batch shapes (P114-P119, P123, P164-P166, P168-P172): two sequences or more (many: 2048
     or more, long_batch: 128 or more), of at most 2^18 steps each (mid_batch and short_batch: 2^17),
     from 2^23 steps in all (short_batch: to 2^24, long_batch: from 2^25); mid_batch, the large kind's
-    shape, for rows longer than one long tile (one_tile takes rows of one), however many; long_batch
-    for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082) times the
-    part of the long tiles a row fills is at least the part it fills of its rival's tile (the next
-    kind's, before that kind's own edge), and, where that is many's, where the long tiles are 7/8
-    full (fill_to_take_over);
+    shape, for rows longer than one long tile (one_tile takes rows of one), up to 2047 rows (P207);
+    long_batch for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082)
+    times the part of the long tiles a row fills is at least the part it fills of its rival's tile
+    (the next kind's, before that kind's own edge), and, where that is many's (long_batch's from 2048
+    rows), where the long tiles are 7/8 full (fill_to_take_over);
     many, short_batch and batch for the rest, batch only where 1.041 times the part of its tiles a row
     fills is at least the part of the short tile's and many only where 1.12 times it is, short_fill
     taking the others (P181-P186); the launches on either side keep their shapes."""
@@ -171,8 +171,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert mid_batch == large
     least = -(-15 * long.tile // 16)
     for length, sequences in ((65536, 512), (32768, 1024), (32768, 1023), (131072, 129), (65536, 256), (65536, 128),
-                              (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047),
-                              (32768, 2048), (65536, 2048), (131072, 8192)):
+                              (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
     # Rows either side of fill_edge and many's fill_to_take_over (P169-P175).
     for length, sequences, expected in (
@@ -183,8 +182,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
             (11 * 8192, 1000, "batch"), (11 * 8192 + 4, 1000, "mid_batch"),
             # fill ratio 0.9256: long_batch at 1.082, batch at 1.08 (P175)
             (169416, 400, "long_batch"), (171904, 256, "long_batch"),
-            # against many: the long tiles 87.3 % and 88 % full, either side of 7/8
-            (29508, 2048, "many"), (74360, 2048, "mid_batch")):
+            # from 2048 rows many's, whatever the long tiles' fill (P207)
+            (29508, 2048, "many"), (74360, 2048, "many"), (45368, 2048, "many")):
         assert kind(length, sequences) == expected, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
@@ -204,7 +203,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert kind(length, sequences) == "mid_batch", (length, sequences)
     many = registry.entry_shape(entry["many"], 4)  # the same tile in sequence order, from 2048 sequences
     assert dataclasses.replace(many, chunks_first=1) == batch
-    for length, sequences in ((8192, 4096), (least - 4, 2048), (40000, 3000)):
+    for length, sequences in ((8192, 4096), (least - 4, 2048), (40000, 3000), (32768, 2048), (65536, 2048),
+                              (131072, 8192)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == many, (length, sequences)
     # many's fill_edge 1.12 against the short tile: fill ratios 1.111 and 1.06 stay, 1.143 and more move
     # (P184, P185), where batch's 1.041 would have moved all of them
@@ -212,9 +212,9 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert kind(length, sequences) == "many", (length, sequences)
     for length, sequences in ((18000, 6000), (10000, 8192), (9000, 4096), (12024, 2048)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
-    # many's fill_to_take_over binds mid_batch from 2048 rows even where many then refuses the launch:
-    # rows of two long tiles 73-85 % full go to short_fill there, which ran 2-2.7 % faster than the long
-    # tile on 2048 x 26024 and even on 4096 x 27000 (P186); at 2047 rows they take the long tile
+    # from 2048 rows, rows of two long tiles 73-85 % full go to short_fill, where many's fill_edge sends
+    # them: it ran 2-2.7 % faster than the long tile on 2048 x 26024 and even on 4096 x 27000 (P186); at
+    # 2047 rows they take the long tile
     for length, sequences in ((26024, 2048), (27000, 2500)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
     assert kind(25088, 2047) == "mid_batch"
