@@ -78,12 +78,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
 # 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch",
-# "many", "short_batch", "batch" and "short_fill" (optional) for batches of rows within their `from_length` and
-# `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
+# "many", "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
+# their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
 # sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
 # at most their `to_sequences`.
-SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "batch", "short_fill", "large", "long",
-               "fewest", "few")
+SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
+               "large", "long", "fewest", "few")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -104,9 +104,9 @@ def tile_fill(length: int, tile: int) -> float:
 
 
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
-    """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, batch, short_fill, large and
-    long shapes take any launch whose sequences fill their tiles, within their other bounds (no `from_total_steps`): how
-    the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
+    """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, over_wave, batch, short_fill,
+    large and long shapes take any launch whose sequences fill their tiles, within their other bounds (no
+    `from_total_steps`): how the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
     `any_sequences` also lose their `from_sequences` bound."""
     def lifted(kind: str, field: str) -> bool:
         return field == "from_total_steps" or (field == "from_sequences" and kind in any_sequences)

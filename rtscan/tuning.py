@@ -44,6 +44,10 @@ from .errors import UnsupportedError
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
+#   "over_wave": optional, tried next: as "batch", up to its `to_total_steps` (sm_90: short_batch's shape
+#            for rows that fill a long tile, past one wave of long tiles to 2^23 steps, where the long
+#            kind's part-filled last wave costs it, and where its fill_edge says the short tiles are as
+#            full as the long ones: P191-P194, P208);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -97,6 +101,8 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
+# Steps in one wave of sm_90's long tiles at full fill, two blocks an SM on 132 SMs (H100 SXM, H200).
+_LONG_WAVE_SM90 = 2 * 132 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"]
 # sm_90's large shape since P161, also its mid_batch: the long tile with runs of 2, the one-level
 # look-back over tiles, atomic polls, tickets chunks first.
 _LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
@@ -230,6 +236,25 @@ LOOKBACK_REGS = {
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
                 "0.825 against 0.807)")),
+        "over_wave": dict(
+            _SHORT_BATCH_SM90, from_sequences=2,
+            from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16), to_length=1 << 17,
+            from_total_steps=_LONG_WAVE_SM90 + 1, to_total_steps=(1 << 23) - 1, fill_edge=1.0, source=(
+                "short_batch's shape where the long kind took batches of rows filling long tiles under 2^23 steps, "
+                "past one wave of them, where the short tiles are at least as full (fill_edge 1.0 against the long "
+                "kind): auto's A/B on an H200, 2026-12-01, two rounds, a process a row (P208, profiling/results/"
+                "h200/p208-ab-2026-12-01-30.txt), scan time: 69 x 65536 (1.01 waves) 21.7/21.5 -> 19.4/19.5 us, "
+                "72 x 65536 23.1/23.1 -> 20.2/20.3, 80 x 65536 26.3/26.1 -> 22.3/22.3, 112 x 65536 31.4/31.3 -> "
+                "28.3/28.2, 120 x 49152 28.7/28.5 -> 24.3/24.3, 200 x 40000 36.5/36.2 -> 30.4/30.3, 170 x 40000 "
+                "29.3/29.2 -> 27.2/27.2, 110 x 70000 34.4/34.2 -> 31.9/32.2, 95 x 70000 29.9/29.9 -> 28.9/28.9, "
+                "100 x 70000 30.4/30.2 -> 29.6/29.5, 300 x 20000 35.3/35.4 -> 24.1/24.0, 400 x 16900 45.1/44.7 -> "
+                "30.4/30.4; 152 x 33792 (short tiles 0.917 full against 1.0, kept on the long kind by the edge) "
+                "23.2/23.0 on it. Before P201 aligned the short tile's staging, the same kind lost on 100 x 70000 "
+                "(-5 %, P194) and with a rising edge on 95 x 70000, 110 x 70000 and 170 x 40000 (P198; "
+                "attempts/over-wave-edge.patch), and 133 x 33792 (1.008 waves, two full long tiles a row) ran "
+                "0.926/0.910 on the long tile against 0.750/0.750 on the short one (P191-P193, profiling/results/"
+                "h200/p191-sb22-ab-, p193-ab-2026-12-01-27.txt), which the edge refuses; rows shorter than a long "
+                "tile keep the short kind (P192)")),
         # to_sequences 2047: many is tried first from 2048 rows, and batch, the same tile, must not be its
         # rival there, or many's fill_edge could never refuse a launch
         "batch": dict(

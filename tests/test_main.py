@@ -14,8 +14,8 @@ def route(capsys, arch: str, shapes: str) -> list[str]:
 
 
 def test_route_prints_each_rows_kind_shape_tiles_and_fill(capsys):
-    assert route(capsys, "sm_90", "96x65536,3x4099,3x8186,3x4095,1x1048576,200x30000") == [
-        "96x65536 on sm_90: long, 352 x 48 (16-byte steps, 2 blocks an SM), 4 tiles a row, 384 in all, "
+    assert route(capsys, "sm_90", "64x65536,3x4099,3x8186,3x4095,1x1048576,200x30000") == [
+        "64x65536 on sm_90: long, 352 x 48 (16-byte steps, 2 blocks an SM), 4 tiles a row, 256 in all, "
         "the steps filling 97 % of them",
         # rows of 4099 steps: the second and third start off the line, and are scanned from theirs
         "3x4099 on sm_90: short, 256 x 16 (16-byte steps, each row from its line, 3 blocks an SM), 2 tiles a row, "
@@ -28,18 +28,18 @@ def test_route_prints_each_rows_kind_shape_tiles_and_fill(capsys):
         "the steps filling 100 % of them",
         "1x1048576 on sm_90: short, 256 x 16 (16-byte steps, 3 blocks an SM), 256 tiles a row, 256 in all, "
         "the steps filling 100 % of them",
-        # rows of 30000 steps: every second one starts half a line on
-        "200x30000 on sm_90: long, 352 x 48 (16-byte steps, each row from its line, 2 blocks an SM), 2 tiles a row, "
-        "400 in all, the steps filling 88.8 % of them"]
+        # rows of 30000 steps: every second one starts half a line on; past one wave of long tiles (P208)
+        "200x30000 on sm_90: over_wave, 256 x 16 (16-byte steps, each row from its line, 3 blocks an SM), 8 tiles "
+        "a row, 1600 in all, the steps filling 91.6 % of them"]
 
 
 def test_route_follows_the_bounds_of_the_table(capsys):
-    """Either side of mid_batch's 2^23 steps and of one_tile's 15/16 of a long tile (rows of 15836
-    steps, scanned from their lines, put 15864 in their tiles), and an older architecture's own
-    table."""
+    """Either side of mid_batch's 2^23 steps (under it over_wave's) and of one_tile's 15/16 of a long
+    tile (rows of 15836 steps, scanned from their lines, put 15864 in their tiles), and an older
+    architecture's own table."""
     kinds = [line.split(": ")[1].split(",")[0]
              for line in route(capsys, "sm_90", "127x65536,128x65536,1024x15840,1024x15808,1024x15836,1000x18432")]
-    assert kinds == ["long", "mid_batch", "one_tile", "short_batch", "one_tile", "short_fill"]
+    assert kinds == ["over_wave", "mid_batch", "one_tile", "short_batch", "one_tile", "short_fill"]
     assert route(capsys, "sm_80", "64x65536")[0].startswith("64x65536 on sm_80: long, 256 x 16 ")
 
 

@@ -154,7 +154,8 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     times the part of the long tiles a row fills is at least the part it fills of its rival's tile
     (the next kind's, before that kind's own edge), and, where that is many's (long_batch's from 2048
     rows), where the long tiles are 7/8 full (fill_to_take_over);
-    many, short_batch and batch for the rest, batch only where 1.041 times the part of its tiles a row
+    many, short_batch, over_wave (rows that fill a long tile, past one wave of them to 2^23 steps)
+    and batch for the rest, batch only where 1.041 times the part of its tiles a row
     fills is at least the part of the short tile's and many only where 1.12 times it is, short_fill
     taking the others (P181-P186); the launches on either side keep their shapes."""
     variant = registry.resolve("auto")
@@ -189,6 +190,17 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
+    # over_wave: the same shape, under 2^23 steps, for rows that fill a long tile, past one wave of long
+    # tiles (264 on 132 SMs, counted at full fill; P191-P194, P208), where the short tiles are as full as
+    # the long ones (fill_edge 1.0: rows of two full long tiles fill nine short ones to 0.917); one wave
+    # keeps the long kind
+    assert registry.entry_shape(entry["over_wave"], 4) == short_batch
+    for length, sequences, expected in (
+            (65536, 69, "over_wave"), (65536, 80, "over_wave"), (65536, 127, "over_wave"), (30000, 200, "over_wave"),
+            (long.tile + 4, 400, "over_wave"), (70000, 100, "over_wave"), (65536, 68, "long"), (65536, 64, "long"),
+            (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
+            (least - 4, 400, "short"), (5000, 1000, "short"), (65536, 128, "mid_batch")):
+        assert kind(length, sequences) == expected, (length, sequences)
     # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
     # (P182) on the other; the rows of ratio 1.037 and 1.0435, fourteen and twelve batch tiles, go to mid_batch
@@ -386,7 +398,8 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 def test_any_total_lifts_only_the_launch_thresholds():
     """What the GPU tests and the sanitizer cases run: the one_tile, mid_batch, long_batch, many, short_batch,
-    batch, large and long shapes from one of their tiles on, whatever the launch's total; everything else as tuned."""
+    over_wave, batch, large and long shapes from one of their tiles on, whatever the launch's total; everything
+    else as tuned."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
