@@ -77,12 +77,13 @@ from .errors import UnsupportedError
 _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results/h200/p86-ab-2026-11-30.txt, p87-*.txt)"
 # The 256-thread tiles below (short, short_batch, short_fill, batch, many) were measured, until
 # P201, with their staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster
-# (profiling/NOTES.md, items 121-123). Measured again since: the long kind's and one_tile's lower
+# (profiling/NOTES.md, items 121-124). Measured again since: the long kind's and one_tile's lower
 # bound (P204-P206: 2^21 steps now go to the short tile), many against mid_batch (P207: from 2048
-# rows, many); one_tile on rows of 16384, mid_batch on 512 x 32768, short_batch on 4096 x 4096 and
-# the long kind on 64 x 65536 held (P204's probe, profiling/results/h200/
-# probe-bounds-2026-12-01-30.txt). Not yet: short_batch's and short_fill's bounds, the band past one
-# wave of long tiles (NOTES 116).
+# rows, many), the band past one wave of long tiles (P208: over_wave); one_tile on rows of 16384,
+# mid_batch on 512 x 32768, short_batch on 4096 x 4096 and the long kind on 64 x 65536 held (P204's
+# probe, profiling/results/h200/probe-bounds-2026-12-01-30.txt), long_batch held by P209's criterion
+# but no more than even (the batch tile 1-2 % ahead below 1024 rows). Not yet: short_batch's and
+# short_fill's bounds.
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32,
@@ -140,7 +141,8 @@ LOOKBACK_REGS = {
             # from_sequences 2: a single row of one tile is under 2^21 steps anyway, and stays off this
             # kind where the tests lift from_total_steps (conftest.py)
             _LONG_TILE_SM90, run_chunks=2, from_sequences=2,
-            to_length=_LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"], from_total_steps=(1 << 21) + 1, source=(
+            to_length=_LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"], from_total_steps=(1 << 21) + 1,
+            source=(
                 "the long tile with runs of 2 against the batch tiles on rows of 16384 steps: sweep.py on an "
                 "H200, 2026-12-01 (P145, profiling/results/h200/p145-sweep-2026-12-01-20.txt): 512 x 16384 "
                 "0.851 against 0.779 (short_batch's tile), 1024 x 16384 0.910 against 0.820 and 0.821 (many's "
@@ -238,8 +240,9 @@ LOOKBACK_REGS = {
                 "0.825 against 0.807)")),
         "over_wave": dict(
             _SHORT_BATCH_SM90, from_sequences=2,
-            from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16), to_length=1 << 17,
-            from_total_steps=_LONG_WAVE_SM90 + 1, to_total_steps=(1 << 23) - 1, fill_edge=1.0, source=(
+            from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16),
+            to_length=1 << 17, from_total_steps=_LONG_WAVE_SM90 + 1, to_total_steps=(1 << 23) - 1, fill_edge=1.0,
+            source=(
                 "short_batch's shape where the long kind took batches of rows filling long tiles under 2^23 steps, "
                 "past one wave of them, where the short tiles are at least as full (fill_edge 1.0 against the long "
                 "kind): auto's A/B on an H200, 2026-12-01, two rounds, a process a row (P208, profiling/results/"
@@ -319,11 +322,12 @@ LOOKBACK_REGS = {
                       "sweep-p42-s1-2026-11-30.json, sweep-p42-s64-2026-11-30.json): fastest at 2^21-2^24 of 5 "
                       "shapes for one sequence (2^24: 0.679 of the copy timed before the sweep against 0.630 for "
                       "384x44r12b2, the long shape before it) and of 7 shapes on 64 x 65536 (0.758 against "
-                      "0.690); 80 registers, no spills. Past 2^21 steps in all: with its staging on a 128-byte boundary "
-                      f"(P201) the short tile took 2^21 ({_P206}), one sequence 0.404/0.401 -> 0.434/0.435, 2 x "
-                      "1048576 0.388/0.391 -> 0.446/0.448, 64 x 32768 0.437/0.437 -> 0.534/0.532, and lost above it, "
-                      "1 x 2621440 0.409/0.407 -> 0.365/0.364, 48 x 65536 0.561/0.555 -> 0.523/0.520 (before P201 it "
-                      "ran 2^21 at 0.274 against this one's 0.375, sweep-2026-11-30d.csv). Strong-load "
+                      "0.690); 80 registers, no spills. Past 2^21 steps in all: with its staging on a 128-byte "
+                      f"boundary (P201) the short tile took 2^21 ({_P206}), one sequence 0.404/0.401 -> "
+                      "0.434/0.435, 2 x 1048576 0.388/0.391 -> 0.446/0.448, 64 x 32768 0.437/0.437 -> 0.534/0.532, "
+                      "and lost above it, 1 x 2621440 0.409/0.407 -> 0.365/0.364, 48 x 65536 0.561/0.555 -> "
+                      "0.523/0.520 (before P201 it ran 2^21 at 0.274 against this one's 0.375, "
+                      "sweep-2026-11-30d.csv). Strong-load "
                       f"polls: with atomic ones ({_ATOMIC_POLLS_SM90}, two rounds) 2^22 ran 0.676/0.677 against "
                       "0.696/0.700, 2^23 0.670/0.674 against 0.680/0.682, 64 x 65536 0.717/0.736 against 0.740/0.740; "
                       "in a sweep after it (sweep-atomic-long-2026-11-30.txt) 2^21-2^23 0.375/0.691/0.668 against "
