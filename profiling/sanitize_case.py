@@ -7,7 +7,7 @@ tool; check against the reference.
 With a third argument `any_total`, a 16-byte launch takes the variant's mid_batch, short_batch,
 batch, large or long shape whenever a sequence fills one of its tiles (mid_batch and long_batch:
 as their fill_edge allows), whatever the launch's total steps (as the GPU tests do, tests/conftest.py): that puts shapes
-meant for 2^21 or 2^24 steps and more under the tools at a size they can finish. With `long_batch`,
+meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they can finish. With `long_batch`,
 the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
 tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `head` instead, the two
 sequences lie in device memory 31 elements past the start of their allocations (a, b and out

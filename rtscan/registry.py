@@ -174,9 +174,8 @@ class Variant:
         `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of its rival, the next kind within its bounds
-        whose tile a sequence fills, before that kind's own edge (P183), and whose own tile_fill,
-        without the edge, is at least the rival's `fill_to_take_over` (P186); a launch a kind refuses
-        goes where the kinds after it send it; else the short shape (tuning.py says why)."""
+        whose tile a sequence fills, before that kind's own edge (P183); a launch a kind refuses goes
+        where the kinds after it send it; else the short shape (tuning.py says why)."""
         return self.launch_kind(arch, dtype, vec, length, num_seqs)[1]
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
@@ -204,10 +203,8 @@ class Variant:
             edge = fields.get("fill_edge")
             if edge is None or not edges:
                 return kind, own
-            rival_kind, rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)
-            fill = tile_fill(length, own.steps_per_sequence)
-            if (edge * fill >= tile_fill(length, rival.steps_per_sequence)
-                    and fill >= entry.get(rival_kind, {}).get("fill_to_take_over", 0)):
+            rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)[1]
+            if edge * tile_fill(length, own.steps_per_sequence) >= tile_fill(length, rival.steps_per_sequence):
                 return kind, own
             # refused: on to the kinds after this one, as if it were not in the entry
         return "short", entry_shape(entry["short"], vec)

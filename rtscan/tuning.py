@@ -38,9 +38,8 @@ from .errors import UnsupportedError
 #   "many":  optional, tried next: as "batch", from more sequences, where the memory's locality
 #            matters more than the tiles' waits (sm_90: the batch tile in sequence order, from 2048
 #            rows, for the rows the kinds before it leave: up to 2^17 steps (P207), too short for
-#            one_tile, and of long_batch's rows those filling under 7/8 of the long
-#            tiles they would take (its fill_to_take_over), or leaving them emptier than its own by
-#            their fill_edge), where its own fill_edge says its tiles' fill is worth the short tile's;
+#            one_tile, and of long_batch's rows those its fill_edge refuses), where its own fill_edge
+#            says its tiles' fill is worth the short tile's;
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
@@ -64,10 +63,9 @@ from .errors import UnsupportedError
 # "fill_edge" (optional): what the kind's tile is worth at equal fill against its rival's, the next kind
 # whose bounds hold the launch and whose tile a row fills (that kind's own edge not applied); the kind
 # takes the launch only where the part of its tiles a row fills (registry.tile_fill, the last tile's
-# empty part counted) times this edge is at least the part of the rival's tile the row fills, and where
-# the part of its own tiles a row fills, without the edge, is at least the rival's "fill_to_take_over"
-# (default 0), even where the rival then refuses the launch by its own edge (P186). A launch the kind
-# refuses goes where the kinds after it send it. Rivals are taken before their own edges because an edge
+# empty part counted) times this edge is at least the part of the rival's tile the row fills, even where
+# the rival then refuses the launch by its own edge (P186). A launch the kind refuses goes where the
+# kinds after it send it. Rivals are taken before their own edges because an edge
 # is measured against one rival: mid_batch's 1.082 against the batch tile holds from 300 to 700 rows,
 # while against the short tile the long tile was worth more the more rows (even at 300 rows, 8 % ahead
 # at 1500 where the fills gave the short tile 1.086: P182).
@@ -82,7 +80,7 @@ _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results
 # rows, many), the band past one wave of long tiles (P208: over_wave); one_tile on rows of 16384,
 # mid_batch on 512 x 32768, short_batch on 4096 x 4096 and the long kind on 64 x 65536 held (P204's
 # probe, profiling/results/h200/probe-bounds-2026-12-01-30.txt), long_batch held by P209's criterion
-# but no more than even (the batch tile 1-2 % ahead below 1024 rows). Not yet: short_batch's and
+# but no more than even (the batch tile 0-2.4 % ahead at 128-512 rows). Not yet: short_batch's and
 # short_fill's bounds.
 _SHORT_SM90 = {
     "block_threads": 256, "items": 16, "min_blocks": 3, "lookback_depth": 1, "register_items": 0,
@@ -128,7 +126,9 @@ _P173_P175 = (
     "between 512 x 155220 (fill ratio 0.921, the batch tile 8 % faster) and 400 x 169416 and 256 x 171904 (0.926, "
     "the long tile 1.2-1.5 % faster). Against many's tile the fill ratio did not decide: at 0.97 the long tile lost "
     "3.5 % at 84-87 % full (2048 x 42604, 2048 x 29508) and won 3.5-9 % at 88 % and more (2048 x 74360, 2048 x "
-    "45368, 2048 x 140000, 2048 x 32768), hence many's fill_to_take_over")
+    "45368, 2048 x 140000, 2048 x 32768), hence many's fill_to_take_over of 7/8 until P207 gave rows of up to 2^17 "
+    "steps at 2048 rows and more to many (long_batch's rows fill at least 8/9 of their long tiles, so the bound "
+    "no longer decided any launch and was removed)")
 LOOKBACK_REGS = {
     ("sm_80", "float32"): {
         "long": dict(_SHORT_SM90, source="not measured on sm_80: the sm_90 short shape, which needs no more "
@@ -210,16 +210,15 @@ LOOKBACK_REGS = {
                 "0.866/0.857 on many's batch tile, 3000 x 180000 0.920/0.914 against 0.867/0.867, 2048 x 140000 "
                 "0.859/0.859 against 0.825/0.836. fill_edge as mid_batch's: "
                 f"{_P173_P175}")),
-        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_to_take_over=7 / 8, fill_edge=1.12, source=(
+        "many": dict(_BATCH_TILE_SM90, from_sequences=2048, fill_edge=1.12, source=(
             "the batch tile in sequence order, from 2048 sequences: sweep.py on an H200, 2026-11-30 "
             "(P115, P116; profiling/results/h200/p115-batch-shapes-2026-11-30-15.txt, "
             "p116-batch-boundary-2026-11-30-15.txt): 2048 x 32768 0.882 against 0.860 with chunks "
             "first, 4096 x 16384 0.892 against 0.870; with 1024 sequences the orders tied "
             "(0.864-0.868 on 1024 x 32768, 0.867 on 1024 x 65536)"
             "; auto's A/B (P119, results/h200/p119-many-2026-11-30-15.txt): 4096 x 16384 0.894 against "
-            "0.865, 2048 x 32768 0.886 against 0.864. fill_to_take_over 7/8: at a fill ratio of 0.97 the long tile "
-            "won against it at 88 % full and more and lost at 87.3 % and less (P171, P173-P175): "
-            f"{_P173_P175}. fill_edge 1.12 against short_fill's short tile (chunks first), between the fill "
+            f"0.865, 2048 x 32768 0.886 against 0.864. Against mid_batch's long tile before P207: {_P173_P175}. "
+            "fill_edge 1.12 against short_fill's short tile (chunks first), between the fill "
             "ratios 1.111 and 1.143 (nothing lies between them from rows of 7680 steps): auto's A/B on an H200, "
             "2026-12-01, two rounds a launch, a process a row (P184, P185; profiling/results/h200/p184-ab-, "
             "p185-ab-2026-12-01-26.txt): the short tile ran 8192 x 10000 (1.33) 0.709/0.714 against "
@@ -253,10 +252,10 @@ LOOKBACK_REGS = {
                 "100 x 70000 30.4/30.2 -> 29.6/29.5, 300 x 20000 35.3/35.4 -> 24.1/24.0, 400 x 16900 45.1/44.7 -> "
                 "30.4/30.4; 152 x 33792 (short tiles 0.917 full against 1.0, kept on the long kind by the edge) "
                 "23.2/23.0 on it. Before P201 aligned the short tile's staging, the same kind lost on 100 x 70000 "
-                "(-5 %, P194) and with a rising edge on 95 x 70000, 110 x 70000 and 170 x 40000 (P198; "
+                "(-2 to -5 %, P194) and with a rising edge on 95 x 70000, 110 x 70000 and 170 x 40000 (P198; "
                 "attempts/over-wave-edge.patch), and 133 x 33792 (1.008 waves, two full long tiles a row) ran "
-                "0.926/0.910 on the long tile against 0.750/0.750 on the short one (P191-P193, profiling/results/"
-                "h200/p191-sb22-ab-, p193-ab-2026-12-01-27.txt), which the edge refuses; rows shorter than a long "
+                "0.926/0.910 on the long tile against 0.750/0.750 on the short one (P192, profiling/results/"
+                "h200/p192-ab-2026-12-01-27.txt), which the edge refuses; rows shorter than a long "
                 "tile keep the short kind (P192)")),
         # to_sequences 2047: many is tried first from 2048 rows, and batch, the same tile, must not be its
         # rival there, or many's fill_edge could never refuse a launch

@@ -152,8 +152,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     shape, for rows longer than one long tile (one_tile takes rows of one), up to 2047 rows (P207);
     long_batch for rows of 2^17-2^18, however many past 128; both only where their fill_edge (1.082)
     times the part of the long tiles a row fills is at least the part it fills of its rival's tile
-    (the next kind's, before that kind's own edge), and, where that is many's (long_batch's from 2048
-    rows), where the long tiles are 7/8 full (fill_to_take_over);
+    (the next kind's, before that kind's own edge);
     many, short_batch, over_wave (rows that fill a long tile, past one wave of them to 2^23 steps)
     and batch for the rest, batch only where 1.041 times the part of its tiles a row
     fills is at least the part of the short tile's and many only where 1.12 times it is, short_fill
@@ -174,7 +173,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for length, sequences in ((65536, 512), (32768, 1024), (32768, 1023), (131072, 129), (65536, 256), (65536, 128),
                               (131072, 64), (131072, 128), (2 * long.tile - 4, 2**23 // long.tile), (2**17, 2047)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == mid_batch, (length, sequences)
-    # Rows either side of fill_edge and many's fill_to_take_over (P169-P175).
+    # Rows either side of fill_edge (P169-P175); from 2048 rows, many's (P207).
     for length, sequences, expected in (
             (40000, 3000, "many"), (40000, 1000, "batch"), (long.tile + 4, 600, "short_batch"),
             (60000, 512, "mid_batch"), (26016, 1000, "mid_batch"), (42604, 2048, "many"),
@@ -197,7 +196,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert registry.entry_shape(entry["over_wave"], 4) == short_batch
     for length, sequences, expected in (
             (65536, 69, "over_wave"), (65536, 80, "over_wave"), (65536, 127, "over_wave"), (30000, 200, "over_wave"),
-            (long.tile + 4, 400, "over_wave"), (70000, 100, "over_wave"), (65536, 68, "long"), (65536, 64, "long"),
+            (long.tile + 4, 400, "over_wave"), (70000, 100, "over_wave"), (65536, 68, "long"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
             (least - 4, 400, "short"), (5000, 1000, "short"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
@@ -269,11 +268,11 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_every_tuning_field_is_a_known_one():
-    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge,
-    fill_to_take_over or the source: a misspelt one would otherwise be ignored without a word."""
+    """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
+    or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "fill_edge", "fill_to_take_over", "source"}
+               "fill_edge", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
@@ -398,8 +397,8 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 
 def test_any_total_lifts_only_the_launch_thresholds():
     """What the GPU tests and the sanitizer cases run: the one_tile, mid_batch, long_batch, many, short_batch,
-    over_wave, batch, large and long shapes from one of their tiles on, whatever the launch's total; everything
-    else as tuned."""
+    batch, large and long shapes from one of their tiles on, whatever the launch's total; everything else as
+    tuned (over_wave's bound is lifted too, but short_batch, the same shape, comes first)."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)

@@ -194,8 +194,8 @@ def test_shapes_as_tuned(rng, shape):
     """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
     below and above sm_90's from_total_steps, whichever shape each gets; 1000 rows of 18432 steps
     reach short_fill through batch's fill_edge (P183); rows of odd lengths take their row heads on
-    the long, short and short_fill kinds (P196); 96 rows of 65536 and 400 of 16900 (off their lines)
-    take over_wave (P208)."""
+    the long, short and short_fill kinds (P196); 96 rows of 65536 and 400 of 16900 (off their lines) on
+    over_wave's route (P208; test_registry.py checks the route)."""
     a_np, b_np = regime(rng, "mixed", shape)
     scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
 
