@@ -76,8 +76,9 @@ def rng(request):
 def long_shape_from_one_tile(request, monkeypatch):
     """In GPU tests, the batch kinds' shapes (one_tile, mid_batch, long_batch, many, short_batch,
     batch, short_fill; over_wave runs short_batch's) for batches of rows they bound, else the large,
-    else the long launch shape, for any sequence that fills one of its tiles (registry.fills_a_tile; for a kind with fill_edge, a fill
-    of all its tiles worth its rival's too), whatever the launch's total."""
+    else the long launch shape, for any sequence that fills one of its tiles (registry.fills_a_tile;
+    for a kind with fill_edge, a fill of all its tiles worth its rival's too), whatever the launch's
+    total."""
     if not request.node.get_closest_marker("gpu") or request.node.get_closest_marker("tuned_shapes"):
         return
     from rtscan import registry
