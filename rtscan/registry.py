@@ -180,7 +180,7 @@ class Variant:
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
         """(kind, shape) of launch_shape: which of SHAPE_KINDS, or "short", gave the shape (kinds may
-        share a shape: short_batch and short_fill)."""
+        share a shape: short_batch, over_wave and short_fill)."""
         entry = tuning.lookup(self.table, arch, dtype)
         return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)
 

@@ -206,7 +206,7 @@ BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch")
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
     the GPU's launch shapes: mid_batch, long_batch, many, short_batch and batch (two sequences:
-    many's and long_batch's bounds on sequences and row lengths are lifted; short_fill runs
+    many's and long_batch's bounds on sequences and row lengths are lifted; short_fill and over_wave run
     short_batch's shape), large and long (16-byte path, long sequences), short (16-byte path,
     sequences short of 15/16 of a long tile) and scalar (strided input), and the seed's one-level
     look-backs. The shapes tried before the one tested are taken out of the table, which leaves the
