@@ -143,8 +143,8 @@ def _time_row(variant_names, num_seqs: int, length: int, offset: int, cold: bool
         a.fill(rng.uniform(0.5, 1.0, n).astype(np.float32), stream)
         b.fill(rng.standard_normal(n, dtype=np.float32), stream)
         scans.append((a, b, out))
-    copies = itertools.cycle([(DeviceBuffer(3 * n // 2), DeviceBuffer(3 * n // 2))  # 6 B/element each way
-                              for _ in range(sets)])
+    copy_words = -(-3 * n // 2)  # 6 B an element each way, rounded up to whole words: n may be odd
+    copies = itertools.cycle([(DeviceBuffer(copy_words), DeviceBuffer(copy_words)) for _ in range(sets)])
 
     def copy():
         source, target = next(copies)
