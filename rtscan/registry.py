@@ -106,10 +106,11 @@ def tile_fill(length: int, tile: int) -> float:
 def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
     """A tuning entry whose one_tile, mid_batch, long_batch, many, short_batch, over_wave, batch, short_fill,
     large and long shapes take any launch whose sequences fill their tiles, within their other bounds (no
-    `from_total_steps`): how the GPU tests and the sanitizer cases reach them at small sizes. The kinds named in
-    `any_sequences` also lose their `from_sequences` bound."""
+    `from_total_steps`, no `from_rival_tiles`): how the GPU tests and the sanitizer cases reach them at small
+    sizes. The kinds named in `any_sequences` also lose their `from_sequences` bound."""
     def lifted(kind: str, field: str) -> bool:
-        return field == "from_total_steps" or (field == "from_sequences" and kind in any_sequences)
+        return (field in ("from_total_steps", "from_rival_tiles")
+                or (field == "from_sequences" and kind in any_sequences))
     return {kind: {field: value for field, value in shape.items() if not lifted(kind, field)}
             if kind in SHAPE_KINDS else shape for kind, shape in entry.items()}
 
@@ -171,7 +172,8 @@ class Variant:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
-        `from_length` and at most `to_length` steps a sequence) and, on the 16-byte path, whose
+        `from_length` and at most `to_length` steps a sequence, at least `from_rival_tiles` tiles of
+        its rival, below) and, on the 16-byte path, whose
         tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of its rival, the next kind within its bounds
         whose tile a sequence fills, before that kind's own edge (P183); a launch a kind refuses goes
@@ -200,11 +202,14 @@ class Variant:
             own = entry_shape(fields, 4)
             if vec != 4 or own.vec != 4 or not fills_a_tile(length, own.tile):
                 continue
-            edge = fields.get("fill_edge")
-            if edge is None or not edges:
+            edge, rival_tiles = fields.get("fill_edge"), fields.get("from_rival_tiles")
+            if (edge is None or not edges) and rival_tiles is None:
                 return kind, own
             rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)[1]
-            if edge * tile_fill(length, own.steps_per_sequence) >= tile_fill(length, rival.steps_per_sequence):
+            if rival_tiles is not None and self.tile_counts(rival, num_seqs, length)[1] < rival_tiles:
+                continue  # a bound: the launch is outside this kind whatever the edges
+            if edge is None or not edges or (
+                    edge * tile_fill(length, own.steps_per_sequence) >= tile_fill(length, rival.steps_per_sequence)):
                 return kind, own
             # refused: on to the kinds after this one, as if it were not in the entry
         return "short", entry_shape(entry["short"], vec)

@@ -44,9 +44,10 @@ from .errors import UnsupportedError
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
 #            leave);
 #   "over_wave": optional, tried next: as "batch", up to its `to_total_steps` (sm_90: short_batch's shape
-#            for rows that fill a long tile, past one wave of long tiles to 2^23 steps, where the long
-#            kind's part-filled last wave costs it, and where its fill_edge says the short tiles are as
-#            full as the long ones: P191-P194, P208);
+#            for rows that fill a long tile, from 2^21 steps to 2^23 where the long kind would take more
+#            than one wave of long tiles (its from_rival_tiles), whose part-filled last wave costs it,
+#            and where its fill_edge says the short tiles are as full as the long ones: P191-P194,
+#            P208, P211);
 #   "batch": optional, tried next: for launches of at least `from_sequences` sequences of at most
 #            `to_length` steps (and its `from_total_steps` in all), whose tiles wait on their own
 #            sequence's earlier tiles; on sm_90 short tiles at two blocks an SM with tickets chunk
@@ -69,6 +70,8 @@ from .errors import UnsupportedError
 # is measured against one rival: mid_batch's 1.082 against the batch tile holds from 300 to 700 rows,
 # while against the short tile the long tile was worth more the more rows (even at 300 rows, 8 % ahead
 # at 1500 where the fills gave the short tile 1.086: P182).
+# "from_rival_tiles" (optional): a bound, not an edge: the kind takes a launch only where its rival (as for
+# fill_edge) would take at least this many tiles (over_wave: more than one wave of long tiles, P211).
 # "atomic_polls" (default 0) is how a shape's look-back polls (kernels_cu/tile_state.cuh,
 # poll_relaxed_gpu): 1, by atomics, where another block's copies run on the SM while it waits; 0, by
 # strong loads, where the poll's round trip is most of the wait (launches of about one wave).
@@ -77,7 +80,7 @@ _ATOMIC_POLLS_SM90 = "an A/B on an H200, 2026-11-30 (P86, P87; profiling/results
 # P201, with their staging 16 bytes off a 128-byte boundary; aligned, they run 3-14 % faster
 # (profiling/NOTES.md, items 121-124). Measured again since: the long kind's and one_tile's lower
 # bound (P204-P206: 2^21 steps now go to the short tile), many against mid_batch (P207: from 2048
-# rows, many), the band past one wave of long tiles (P208: over_wave); one_tile on rows of 16384,
+# rows, many), the band past one wave of long tiles (P208, P211: over_wave); one_tile on rows of 16384,
 # mid_batch on 512 x 32768, short_batch on 4096 x 4096 and the long kind on 64 x 65536 held (P204's
 # probe, profiling/results/h200/probe-bounds-2026-12-01-30.txt), long_batch held by P209's criterion
 # but no more than even (the batch tile 0-2.4 % ahead at 128-512 rows). Not yet: short_batch's and
@@ -100,8 +103,6 @@ _BATCH_TILE_SM90 = {
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
-# Steps in one wave of sm_90's long tiles at full fill, two blocks an SM on 132 SMs (H100 SXM, H200).
-_LONG_WAVE_SM90 = 2 * 132 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"]
 # sm_90's large shape since P161, also its mid_batch: the long tile with runs of 2, the one-level
 # look-back over tiles, atomic polls, tickets chunks first.
 _LARGE_SM90 = {**_LONG_TILE_SM90, "segment_tiles": 1, "atomic_polls": 1, "chunks_first": 1, "run_chunks": 2}
@@ -240,11 +241,18 @@ LOOKBACK_REGS = {
         "over_wave": dict(
             _SHORT_BATCH_SM90, from_sequences=2,
             from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16),
-            to_length=1 << 17, from_total_steps=_LONG_WAVE_SM90 + 1, to_total_steps=(1 << 23) - 1, fill_edge=1.0,
+            to_length=1 << 17, from_total_steps=(1 << 21) + 1, from_rival_tiles=2 * 132 + 1, to_total_steps=(1 << 23) - 1,
+            fill_edge=1.0,
             source=(
                 "short_batch's shape where the long kind took batches of rows filling long tiles under 2^23 steps, "
                 "past one wave of them, where the short tiles are at least as full (fill_edge 1.0 against the long "
-                "kind): auto's A/B on an H200, 2026-12-01, two rounds, a process a row (P208, profiling/results/"
+                "kind). From 2^21 steps where the long kind takes more than 264 tiles (P211, profiling/results/h200/"
+                "p211-ab-2026-12-02-31.txt, two rounds, a process a row), scan time: 67 x 65536 20.1/20.4 -> "
+                "18.8/18.9 us, 68 x 65536 21.3/21.3 -> 19.3/19.3, 100 x 40000 19.5/19.5 -> 16.4/16.5, 200 x 20000 "
+                "24.3/24.3 -> 15.9/16.0, 140 x 30000 20.6/20.6 -> 18.3/18.4, 250 x 17000 29.3/29.0 -> 20.1/20.2, "
+                "90 x 45000 18.7/18.4 -> 16.5/16.6, 142 x 31312 21.6/21.3 -> 19.0/19.0; 66 x 66000 (264 long "
+                "tiles, one wave) stays on the long kind. Past one wave counted in steps at full fill: "
+                "auto's A/B on an H200, 2026-12-01, two rounds, a process a row (P208, profiling/results/"
                 "h200/p208-ab-2026-12-01-30.txt), scan time: 69 x 65536 (1.01 waves) 21.7/21.5 -> 19.4/19.5 us, "
                 "72 x 65536 23.1/23.1 -> 20.2/20.3, 80 x 65536 26.3/26.1 -> 22.3/22.3, 112 x 65536 31.4/31.3 -> "
                 "28.3/28.2, 120 x 49152 28.7/28.5 -> 24.3/24.3, 200 x 40000 36.5/36.2 -> 30.4/30.3, 170 x 40000 "

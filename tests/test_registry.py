@@ -189,14 +189,16 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
-    # over_wave: the same shape, under 2^23 steps, for rows that fill a long tile, past one wave of long
-    # tiles (264 on 132 SMs, counted at full fill; P191-P194, P208), where the short tiles are as full as
-    # the long ones (fill_edge 1.0: rows of two full long tiles fill nine short ones to 0.917); one wave
-    # keeps the long kind
+    # over_wave: the same shape, from 2^21 to 2^23 steps, for rows that fill a long tile, where the long
+    # kind would take more than one wave of long tiles (264 on 132 SMs; P191-P194, P208, P211), and where
+    # the short tiles are as full as the long ones (fill_edge 1.0: rows of two full long tiles fill nine
+    # short ones to 0.917); one wave keeps the long kind, however many steps
     assert registry.entry_shape(entry["over_wave"], 4) == short_batch
     for length, sequences, expected in (
             (65536, 69, "over_wave"), (65536, 80, "over_wave"), (65536, 127, "over_wave"), (30000, 200, "over_wave"),
-            (long.tile + 4, 400, "over_wave"), (70000, 100, "over_wave"), (65536, 68, "long"),
+            (long.tile + 4, 400, "over_wave"), (70000, 100, "over_wave"), (65536, 68, "over_wave"),
+            (65536, 67, "over_wave"), (20000, 200, "over_wave"), (17000, 250, "over_wave"), (66000, 66, "long"),
+            (65536, 66, "long"), (17000, 132, "long"), (17000, 133, "over_wave"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
             (least - 4, 400, "short"), (5000, 1000, "short"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
@@ -272,7 +274,7 @@ def test_every_tuning_field_is_a_known_one():
     or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "fill_edge", "source"}
+               "fill_edge", "from_rival_tiles", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
@@ -398,13 +400,15 @@ def test_mirror_is_built_for_every_tuned_shape(name, arch):
 def test_any_total_lifts_only_the_launch_thresholds():
     """What the GPU tests and the sanitizer cases run: the one_tile, mid_batch, long_batch, many, short_batch,
     batch, large and long shapes from one of their tiles on, whatever the launch's total; everything else as
-    tuned (over_wave's bound is lifted too, but short_batch, the same shape, comes first)."""
+    tuned (over_wave's bounds, from_total_steps and from_rival_tiles, are lifted too, but short_batch, the
+    same shape, comes first)."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     lifted = registry.any_total(entry)
-    assert all("from_total_steps" not in lifted[kind] for kind in registry.SHAPE_KINDS if kind in lifted)
-    assert {kind: {k: v for k, v in shape.items() if k != "from_total_steps"} for kind, shape in entry.items()} == lifted
-    assert "from_total_steps" in entry["long"]  # the tuned entry itself is left alone
+    sizes = ("from_total_steps", "from_rival_tiles")
+    assert all(not set(sizes) & set(lifted[kind]) for kind in registry.SHAPE_KINDS if kind in lifted)
+    assert {kind: {k: v for k, v in shape.items() if k not in sizes} for kind, shape in entry.items()} == lifted
+    assert "from_total_steps" in entry["long"] and "from_rival_tiles" in entry["over_wave"]  # the entry is left alone
     for blelloch_entry in registry.resolve("blelloch").table.values():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
