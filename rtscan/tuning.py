@@ -241,8 +241,8 @@ LOOKBACK_REGS = {
         "over_wave": dict(
             _SHORT_BATCH_SM90, from_sequences=2,
             from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16),
-            to_length=1 << 17, from_total_steps=(1 << 21) + 1, from_rival_tiles=2 * 132 + 1, to_total_steps=(1 << 23) - 1,
-            fill_edge=1.0,
+            to_length=1 << 17, from_total_steps=(1 << 21) + 1, to_total_steps=(1 << 23) - 1,
+            from_rival_tiles=2 * 132 + 1, fill_edge=1.0,
             source=(
                 "short_batch's shape where the long kind took batches of rows filling long tiles under 2^23 steps, "
                 "past one wave of them, where the short tiles are at least as full (fill_edge 1.0 against the long "
