@@ -83,7 +83,7 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
 # at most their `to_sequences`.
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
-               "large", "long", "fewest", "few")
+               "large", "long", "fewest", "few", "rows_2048", "rows_1024", "rows_512")
 
 
 def fills_a_tile(length: int, tile: int) -> bool:

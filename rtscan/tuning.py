@@ -58,6 +58,10 @@ from .errors import UnsupportedError
 #            fill_edge (sm_90: short_batch's shape for rows that fill the batch tile, within its
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
+#   "rows_2048", "rows_1024", "rows_512": optional, tried next: for batches of rows of at most
+#            `to_length` steps, each row one tile of about its length (sm_90: 128 threads, 16, 8 or 4
+#            steps a thread, 6-8 blocks an SM, where the short tile ran rows of 512-2048 steps one a
+#            mostly empty tile at 0.14-0.58 of the copy: P213);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -100,6 +104,14 @@ _BATCH_TILE_SM90 = {
     "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "from_total_steps": 1 << 23, "to_length": 1 << 18,
 }
+# sm_90's tiles for short rows (P213), one a row: 128 threads, no register chunks; a row of one tile
+# never polls, so the look-back fields are the short tile's.
+_ROWS_SM90 = {"block_threads": 128, "lookback_depth": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32,
+              "from_sequences": 2}
+_P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P213, "
+         "profiling/results/h200/shortrows-2026-12-02-31.txt): rows of 2048 on 128 x 16 0.97 of copy (256 x 8 "
+         "0.85), rows of 1024 on 128 x 8 0.89 (256 x 4 0.50), rows of 512 on 128 x 4 0.50, where the short tile "
+         "ran them at 0.58, 0.28 and 0.14")
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
@@ -346,6 +358,11 @@ LOOKBACK_REGS = {
                       "(P141, profiling/results/h200/p141-sweep-2026-12-01-20.txt, one round): runs of 2 64 x 65536 "
                       "0.828, 256 x 16384 0.914, 2^22 0.752; of 4 0.824, 0.898, 0.749; of 8 0.790, 0.846, 0.726",
         },
+        "rows_2048": dict(_ROWS_SM90, items=16, min_blocks=6, to_length=2048, source=_P213),
+        "rows_1024": dict(_ROWS_SM90, items=8, min_blocks=8, to_length=1024, source=_P213),
+        "rows_512": dict(_ROWS_SM90, items=4, min_blocks=8, to_length=512, source=(
+            f"{_P213}; swept at 16 blocks an SM, which cap it at 32 registers and spill 108 bytes (ptxas 13.0): "
+            "8, spill-free, as tuned")),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

@@ -39,7 +39,8 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0, 1, 0), 1: (256, 16, 1, 1, 32, 32, 0, 
           18: (352, 56, 4, 1, 32, 1, 1, 1, 1, 0), 19: (352, 48, 4, 1, 32, 32, 1, 1, 1, 0),
           20: (352, 48, 4, 1, 32, 32, 1, 0, 2, 16), 21: (352, 48, 4, 1, 32, 32, 1, 0, 4, 16),
           22: (352, 48, 4, 1, 32, 32, 1, 0, 8, 16), 23: (352, 48, 4, 1, 32, 32, 1, 1, 4, 16),
-          24: (352, 48, 4, 1, 32, 1, 1, 1, 2, 16)}
+          24: (352, 48, 4, 1, 32, 1, 1, 1, 2, 16), 25: (128, 4, 4, 1, 32, 32, 0, 0, 1, 0),
+          26: (128, 8, 4, 1, 32, 32, 0, 0, 1, 0), 27: (128, 16, 4, 1, 32, 32, 0, 0, 1, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -113,6 +114,10 @@ def cases():
         (22, (3 * tile_of(22) + 16000,), -1, False, True),
         (23, (3, 34 * tile_of(23) + 5), -1, False, True),  # runs, chunks first, across a segment
         (24, (2, 20 * tile_of(24) + 9037), -1, False, True),  # sm_90's large and mid_batch shape: runs, one level
+        # sm_90's tiles for short rows (P213): a row a tile, and rows across tiles
+        (25, (5, tile_of(25) - 12), -1, False, True),
+        (26, (3, tile_of(26)), -1, True, False),
+        (27, (2, 3 * tile_of(27) + 37), -1, False, True),
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -201,13 +206,15 @@ BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch")
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
-    ("lookback_regs", "short", 2), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
+    ("lookback_regs", "short", 2), ("lookback_regs", "rows_2048", 1), ("lookback_regs", "rows_1024", 1),
+    ("lookback_regs", "rows_512", 1), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
     the GPU's launch shapes: mid_batch, long_batch, many, short_batch and batch (two sequences:
     many's and long_batch's bounds on sequences and row lengths are lifted; short_fill and over_wave run
-    short_batch's shape), large and long (16-byte path, long sequences), short (16-byte path,
+    short_batch's shape), large and long (16-byte path, long sequences), rows_2048, rows_1024 and
+    rows_512 (16-byte path, a row a tile), short (16-byte path,
     sequences short of 15/16 of a long tile) and scalar (strided input), and the seed's one-level
     look-backs. The shapes tried before the one tested are taken out of the table, which leaves the
     rest of the entry as tuned."""
@@ -217,7 +224,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in BATCH_KINDS + ("large",) and path not in entry:
+    if path in BATCH_KINDS + ("large", "rows_2048", "rows_1024", "rows_512") and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
@@ -231,6 +238,8 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     if path == "short":
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
+    elif path.startswith("rows_"):  # a row a tile, 32 steps short of full: the second row starts on a line
+        length = registry.entry_shape(entry[path], 4).tile - 32  # (a head would take the row past its tile)
     else:  # the second row 28 past its line on the 16-byte path (P196), off 16 bytes on the scalar one
         length, sequences = (1 << 17, 2) if path in BATCH_KINDS else (1 << 40, 1)
         tile = variant.launch_shape(arch, "float32", vec, length, sequences).tile

@@ -269,6 +269,21 @@ def test_every_tuning_entry_cites_its_source():
                 assert shape.get("source"), f"{variant.name} {arch}/{dtype} {kind} has no source"
 
 
+def test_short_rows_take_a_tile_of_their_length():
+    """sm_90's rows_2048, rows_1024 and rows_512 (P213): batches of rows of 15/16 of those tiles to the
+    whole tile, one tile a row, whatever the total; one row, and rows between the tiles, keep the short
+    tile."""
+    variant = registry.resolve("auto")
+    for length, sequences, kind, items in ((2048, 8192, "rows_2048", 16), (1920, 2, "rows_2048", 16),
+                                           (1024, 16384, "rows_1024", 8), (1000, 64, "rows_1024", 8),
+                                           (512, 131072, "rows_512", 4), (480, 3, "rows_512", 4)):
+        chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
+        assert (chosen, shape.block_threads, shape.items) == (kind, 128, items), (length, sequences)
+        assert variant.tile_counts(shape, sequences, length) == (1, sequences)
+    for length, sequences in ((1024, 1), (1500, 4096), (900, 4096), (2049, 4096), (479, 4096)):
+        assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
+
+
 def test_every_tuning_field_is_a_known_one():
     """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
     or the source: a misspelt one would otherwise be ignored without a word."""

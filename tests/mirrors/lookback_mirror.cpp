@@ -119,7 +119,8 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // large shape from P130 to P161), 19 is 12 with them (sm_90's long_batch before runs, P133). 20-22
 // are the long tile with runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first.
 // 24 is sm_90's large and mid_batch shape since P161: the long tile with runs of 2, the one-level
-// look-back and tickets chunks first.
+// look-back and tickets chunks first. 25-27 are sm_90's tiles for short rows (P213): 128 threads of
+// 4, 8 and 16 steps.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -169,6 +170,9 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 24:
             mirror_scan<352, 48, 4, 1, 32, 1, true, true, 2, 4>(a, b, out, h0, *layout, finished_probability, seed);
             return 0;
+        case 25: mirror_scan<128, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 26: mirror_scan<128, 8, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 27: mirror_scan<128, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
