@@ -58,7 +58,8 @@ from .errors import UnsupportedError
 #            fill_edge (sm_90: short_batch's shape for rows that fill the batch tile, within its
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
-#   "rows_2048", "rows_1024", "rows_512": optional, tried next: for batches of rows of at most
+#   "rows_2048", "rows_1024", "rows_512": optional, tried after every other kind (no other tile is
+#            short enough for their rows): for batches of rows of at most
 #            `to_length` steps, each row one tile of about its length (sm_90: 128 threads, 16, 8 or 4
 #            steps a thread, 6-8 blocks an SM, where the short tile ran rows of 512-2048 steps one a
 #            mostly empty tile at 0.14-0.58 of the copy: P213);
@@ -111,7 +112,10 @@ _ROWS_SM90 = {"block_threads": 128, "lookback_depth": 1, "register_items": 0, "w
 _P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P213, "
          "profiling/results/h200/shortrows-2026-12-02-31.txt): rows of 2048 on 128 x 16 0.97 of copy (256 x 8 "
          "0.85), rows of 1024 on 128 x 8 0.89 (256 x 4 0.50), rows of 512 on 128 x 4 0.50, where the short tile "
-         "ran them at 0.58, 0.28 and 0.14")
+         "ran them at 0.58, 0.28 and 0.14. auto's A/B, two rounds (P213, profiling/results/h200/p213-ab-2026-12-02-31"
+         ".txt), scan time: 16384 x 1024 176.2/175.6 -> 55.2/55.7 us, 2048 x 1024 24.8/24.7 -> 7.2/7.2, 16384 x 1000 "
+         "178.7/177.4 -> 57.0/57.2, 8192 x 2048 85.2/84.9 -> 50.7/50.4, 1024 x 2048 12.6/12.6 -> 6.2/6.2, 32768 x 512 "
+         "361.0/361.9 -> 74.3/74.4, 131072 x 512 1434.9/1435.1 -> 286.9/286.9")
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
