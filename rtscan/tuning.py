@@ -61,7 +61,7 @@ from .errors import UnsupportedError
 #   "rows_2048", "rows_1024", "rows_512": optional, tried after every other kind (no other tile is
 #            short enough for their rows): for batches of rows of at most
 #            `to_length` steps, each row one tile of about its length (sm_90: 128 threads, 16, 8 or 4
-#            steps a thread, 6-8 blocks an SM, where the short tile ran rows of 512-2048 steps one a
+#            steps a thread, 8 blocks an SM, where the short tile ran rows of 512-2048 steps one a
 #            mostly empty tile at 0.14-0.58 of the copy: P213);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
