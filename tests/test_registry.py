@@ -431,18 +431,22 @@ def test_any_total_lifts_only_the_launch_thresholds():
 @pytest.mark.parametrize("length,lifted,kind", [(66000, "any_total", "mid_batch"), (12000, "any_total", "short_batch"),
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
-                                               (5300000, "any_total", "large"), (1048580, None, "long")])
+                                               (5300000, "any_total", "large"), (1048580, None, "long"),
+                                               (2048, "plain", "rows_2048"), (1024, "plain", "rows_1024"),
+                                               (512, "plain", "rows_512")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, lifted as
-    sanitize_case.py's third argument `lifted` lifts them) run the shapes its comments name, so that
-    a retune cannot quietly drop a shape from the tools."""
+    sanitize_case.py's third argument `lifted` lifts them; None: the loop over every variant, "plain": a
+    case of its own with the tuning as it is) run the shapes its comments name, so that a retune cannot
+    quietly drop a shape from the tools."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     any_sequences = ("long_batch",) if lifted == "long_batch" else ()
-    table = {("sm_90", "float32"): registry.any_total(entry, any_sequences) if lifted else entry}
+    table = {("sm_90", "float32"): registry.any_total(entry, any_sequences) if lifted not in (None, "plain") else entry}
     chosen = dataclasses.replace(variant, table=table).launch_shape("sm_90", "float32", 4, length, 2)
     assert chosen == registry.entry_shape(entry[kind], 4)
-    case = f"lookback_regs {length} {lifted}" if lifted else f"for length in 4100 {length}; do"
+    case = {None: f"for length in 4100 {length}; do", "plain": f'echo "$tool lookback_regs {length}"'}.get(
+        lifted, f"lookback_regs {length} {lifted}")
     assert case in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
