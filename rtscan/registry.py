@@ -79,9 +79,10 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
 # 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch",
 # "many", "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
-# their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long"; for lanes across
-# sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for launches of
-# at most their `to_sequences`.
+# their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
+# for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
+# launches of at most their `to_sequences`; last, "rows_2048", "rows_1024" and "rows_512" (optional)
+# for batches of rows shorter than any other kind's tile, one tile a row.
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
                "large", "long", "fewest", "few", "rows_2048", "rows_1024", "rows_512")
 
