@@ -286,6 +286,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
         const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
             ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, segment_held);
+        // With one warp, the compiler reads shared_warp_prefix's one element above in every lane (the
+        // lanes past WARPS drop the value): this barrier orders those reads before lane 0's write.
+        if (WARPS == 1) __syncwarp();
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);

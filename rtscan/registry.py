@@ -81,10 +81,13 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # "many", "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
 # their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
 # for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
-# launches of at most their `to_sequences`; last, "rows_2048", "rows_1024" and "rows_512" (optional)
-# for batches of rows shorter than any other kind's tile, one tile a row.
+# launches of at most their `to_sequences`; last, the "rows_" kinds (optional) for batches of rows
+# shorter than any other kind's tile, one tile a row, the shortest tile first: a row takes the
+# shortest that holds it.
+ROWS_KINDS = ("rows_128", "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024",
+              "rows_1536", "rows_2048")
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
-               "large", "long", "fewest", "few", "rows_2048", "rows_1024", "rows_512")
+               "large", "long", "fewest", "few") + ROWS_KINDS
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -174,8 +177,8 @@ class Variant:
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
         steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
         `from_length` and at most `to_length` steps a sequence, at least `from_rival_tiles` tiles of
-        its rival, below) and, on the 16-byte path, whose
-        tile a sequence fills (fills_a_tile) and, for a kind with a `fill_edge`, whose tile_fill
+        its rival, below) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile; any
+        part of it for a kind marked `any_fill`) and, for a kind with a `fill_edge`, whose tile_fill
         times that edge is at least the tile_fill of its rival, the next kind within its bounds
         whose tile a sequence fills, before that kind's own edge (P183); a launch a kind refuses goes
         where the kinds after it send it; else the short shape (tuning.py says why)."""
@@ -201,7 +204,7 @@ class Variant:
             if not self.vector_steps:
                 return kind, entry_shape(fields, 1)
             own = entry_shape(fields, 4)
-            if vec != 4 or own.vec != 4 or not fills_a_tile(length, own.tile):
+            if vec != 4 or own.vec != 4 or not (fields.get("any_fill") or fills_a_tile(length, own.tile)):
                 continue
             edge, rival_tiles = fields.get("fill_edge"), fields.get("from_rival_tiles")
             if (edge is None or not edges) and rival_tiles is None:

@@ -58,11 +58,12 @@ from .errors import UnsupportedError
 #            fill_edge (sm_90: short_batch's shape for rows that fill the batch tile, within its
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
-#   "rows_2048", "rows_1024", "rows_512": optional, tried after every other kind (no other tile is
-#            short enough for their rows): for batches of rows of at most
-#            `to_length` steps, each row one tile of about its length (sm_90: 128 threads, 16, 8 or 4
-#            steps a thread, 8 blocks an SM, where the short tile ran rows of 512-2048 steps one a
-#            mostly empty tile at 0.14-0.58 of the copy: P213);
+#   the "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no other tile
+#            is short enough for their rows), the shortest tile first: for batches of rows of at most
+#            `to_length` steps, each row one tile, the shortest that holds it (`any_fill`: however
+#            little of it the row fills). sm_90: tiles of 128 to 2048 steps on 32 to 128 threads, where
+#            the short tile ran rows of 128-2048 steps one a mostly empty tile at 0.03-0.58 of the
+#            copy (P213, P215);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -105,10 +106,13 @@ _BATCH_TILE_SM90 = {
     "block_threads": 256, "items": 32, "min_blocks": 2, "lookback_depth": 1, "register_items": 0,
     "walk_lanes": 32, "segment_tiles": 32, "atomic_polls": 1, "from_total_steps": 1 << 23, "to_length": 1 << 18,
 }
-# sm_90's tiles for short rows (P213), one a row: 128 threads, no register chunks; a row of one tile
-# never polls, so the look-back fields are the short tile's.
-_ROWS_SM90 = {"block_threads": 128, "lookback_depth": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32,
-              "from_sequences": 2}
+# sm_90's tiles for short rows (P213, P215), one a row, each taking any row it holds (the shortest
+# that does, registry.ROWS_KINDS): no register chunks; a row of one tile never polls, so the
+# look-back fields are the short tile's. What pays is the bytes an SM holds in flight, blocks x tile:
+# one warp a tile at 32 blocks an SM (the most an SM takes) up to 768 steps, then as many blocks as
+# spill-free registers (64 a thread at 1024 threads an SM) and shared memory allow.
+_ROWS_SM90 = {"lookback_depth": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "from_sequences": 2,
+              "any_fill": True}
 _P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P213, "
          "profiling/results/h200/shortrows-2026-12-02-31.txt): rows of 2048 on 128 x 16 0.97 of copy (256 x 8 "
          "0.85), rows of 1024 on 128 x 8 0.89 (256 x 4 0.50), rows of 512 on 128 x 4 0.50, where the short tile "
@@ -116,6 +120,24 @@ _P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its lengt
          ".txt), scan time: 16384 x 1024 176.2/175.6 -> 55.2/55.7 us, 2048 x 1024 24.8/24.7 -> 7.2/7.2, 16384 x 1000 "
          "178.7/177.4 -> 57.0/57.2, 8192 x 2048 85.2/84.9 -> 50.7/50.4, 1024 x 2048 12.6/12.6 -> 6.2/6.2, 32768 x 512 "
          "361.0/361.9 -> 74.3/74.4, 131072 x 512 1434.9/1435.1 -> 286.9/286.9")
+
+
+_P215 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P214, P215; "
+         "profiling/results/h200/p214-sweep-, p215-sweep-2026-12-02-32.txt): rows of 128 on 32 x 4 at 32 blocks an SM "
+         "0.53 of copy; of 256 on 32 x 8 at 32 0.82 (64 x 4 at 16 0.56); of 512 on 32 x 16 at 32 0.97 (64 x 8 at 16 "
+         "0.83, 128 x 4 at 8 0.66); of 1024 on 64 x 16 at 16 0.98 (32 x 32, 22 resident, 0.92; 128 x 8 at 8 0.89). "
+         "auto's A/B against the tiles before, two rounds (profiling/results/h200/p215-ab-2026-12-02-32.txt), scan "
+         "time: 131072 x 128 1463.6 -> 93.0 us, 65536 x 256 726.6 -> 59.2-59.5, 43690 x 384 482 -> 50.5, 32768 x 512 "
+         "74.0 -> 50.4, 21845 x 768 236 -> 50.8-50.9, 16384 x 1024 54.8-55.1 -> 50.3, 10922 x 1536 113 -> 50.8-50.9, "
+         "rows "         "between the tiles (200, 300, 450, 640, 900, 1300, 1800 steps) 1.6-9.8x")
+
+
+def _rows(threads: int, items: int, min_blocks: int, source: str) -> dict:
+    """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length."""
+    return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks, to_length=threads * items,
+                source=source)
+
+
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
 _LONG_TILE_SM90 = {"block_threads": 352, "items": 48, "min_blocks": 2, "lookback_depth": 1, "register_items": 16,
                    "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 1}
@@ -362,11 +384,22 @@ LOOKBACK_REGS = {
                       "(P141, profiling/results/h200/p141-sweep-2026-12-01-20.txt, one round): runs of 2 64 x 65536 "
                       "0.828, 256 x 16384 0.914, 2^22 0.752; of 4 0.824, 0.898, 0.749; of 8 0.790, 0.846, 0.726",
         },
-        "rows_2048": dict(_ROWS_SM90, items=16, min_blocks=6, to_length=2048, source=_P213),
-        "rows_1024": dict(_ROWS_SM90, items=8, min_blocks=8, to_length=1024, source=_P213),
-        "rows_512": dict(_ROWS_SM90, items=4, min_blocks=8, to_length=512, source=(
-            f"{_P213}; swept at 16 blocks an SM, which cap it at 32 registers and spill 108 bytes (ptxas 13.0): "
-            "8, spill-free, as tuned")),
+        "rows_128": _rows(32, 4, 32, _P215),
+        "rows_256": _rows(32, 8, 32, _P215),
+        "rows_384": _rows(32, 12, 32, _P215),
+        "rows_512": _rows(32, 16, 32, _P215),
+        "rows_768": _rows(32, 24, 32, _P215),
+        # Under about a wave of 64 x 16 tiles, 128 x 8 (P213's) keeps more threads an SM: 1024 x 1024
+        # 4.3 us against 4.7; from 2048 rows 64 x 16 leads, 2048 x 1024 6.2 against 7.1-7.2, 8192 x 1024
+        # 26.9 against 29.2 (profiling/results/h200/p215-rows-2026-12-02-32.txt). The bound between, at
+        # 1536 rows, is not measured.
+        "rows_1024_few": dict(_rows(128, 8, 8, _P213), to_sequences=1535),
+        "rows_1024": dict(_rows(64, 16, 16, _P215), from_sequences=1536),
+        "rows_1536": _rows(64, 24, 16, f"{_P215}; against rows of 1025-1536 on rows_2048's tile, two rounds "
+                           "(profiling/results/h200/p215-rows-2026-12-02-32.txt): 1024 x 1536 6.5-6.6 -> 6.0-6.1 us, "
+                           "2048 x 1536 11.6 -> 8.1-8.2, 8192 x 1536 43.6-43.8 -> 38.9-39.2, 1024 x 1300 6.8-6.9 -> "
+                           "6.2-6.3"),
+        "rows_2048": _rows(128, 16, 6, _P213),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

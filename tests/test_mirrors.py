@@ -21,6 +21,7 @@ import pytest
 import _checks
 import _mirrors
 from _mirrors import SEGMENT_TILES
+from rtscan import registry
 
 pytestmark = _mirrors.needs_compiler
 
@@ -39,8 +40,11 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0, 1, 0), 1: (256, 16, 1, 1, 32, 32, 0, 
           18: (352, 56, 4, 1, 32, 1, 1, 1, 1, 0), 19: (352, 48, 4, 1, 32, 32, 1, 1, 1, 0),
           20: (352, 48, 4, 1, 32, 32, 1, 0, 2, 16), 21: (352, 48, 4, 1, 32, 32, 1, 0, 4, 16),
           22: (352, 48, 4, 1, 32, 32, 1, 0, 8, 16), 23: (352, 48, 4, 1, 32, 32, 1, 1, 4, 16),
-          24: (352, 48, 4, 1, 32, 1, 1, 1, 2, 16), 25: (128, 4, 4, 1, 32, 32, 0, 0, 1, 0),
-          26: (128, 8, 4, 1, 32, 32, 0, 0, 1, 0), 27: (128, 16, 4, 1, 32, 32, 0, 0, 1, 0)}
+          24: (352, 48, 4, 1, 32, 1, 1, 1, 2, 16), 25: (32, 4, 4, 1, 32, 32, 0, 0, 1, 0),
+          26: (128, 8, 4, 1, 32, 32, 0, 0, 1, 0), 27: (128, 16, 4, 1, 32, 32, 0, 0, 1, 0),
+          28: (32, 8, 4, 1, 32, 32, 0, 0, 1, 0), 29: (32, 12, 4, 1, 32, 32, 0, 0, 1, 0),
+          30: (32, 16, 4, 1, 32, 32, 0, 0, 1, 0), 31: (32, 24, 4, 1, 32, 32, 0, 0, 1, 0),
+          32: (64, 16, 4, 1, 32, 32, 0, 0, 1, 0), 33: (64, 24, 4, 1, 32, 32, 0, 0, 1, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -114,10 +118,17 @@ def cases():
         (22, (3 * tile_of(22) + 16000,), -1, False, True),
         (23, (3, 34 * tile_of(23) + 5), -1, False, True),  # runs, chunks first, across a segment
         (24, (2, 20 * tile_of(24) + 9037), -1, False, True),  # sm_90's large and mid_batch shape: runs, one level
-        # sm_90's tiles for short rows (P213): a row a tile, and rows across tiles
+        # sm_90's tiles for short rows (P213, P215): a row a tile, and rows across tiles (one-warp
+        # tiles across a segment's edge)
         (25, (5, tile_of(25) - 12), -1, False, True),
         (26, (3, tile_of(26)), -1, True, False),
         (27, (2, 3 * tile_of(27) + 37), -1, False, True),
+        (28, (3, tile_of(28)), -1, True, False),
+        (29, (2, 40 * tile_of(29) + 37), -1, False, True),
+        (30, (4, tile_of(30) - 100), -1, False, True),
+        (31, (2, 3 * tile_of(31) + 5), -1, True, True),
+        (32, (3, tile_of(32) - 1), -1, False, False),
+        (33, (2, 2 * tile_of(33) + 37), -1, False, True),
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -206,32 +217,33 @@ BATCH_KINDS = ("mid_batch", "long_batch", "many", "short_batch", "batch")
     ("lookback_regs", "batch", 1), ("lookback_regs", "batch", 3), ("lookback_regs", "batch", 20),
     ("lookback_regs", "large", 1), ("lookback_regs", "large", 3), ("lookback_regs", "large", 40),
     ("lookback_regs", "long", 1), ("lookback_regs", "long", 3), ("lookback_regs", "long", 40),
-    ("lookback_regs", "short", 2), ("lookback_regs", "rows_2048", 1), ("lookback_regs", "rows_1024", 1),
-    ("lookback_regs", "rows_512", 1), ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
+    ("lookback_regs", "short", 2)] + [("lookback_regs", kind, 1) for kind in registry.ROWS_KINDS] + [
+    ("lookback_regs", "scalar", 1), ("lookback_regs", "scalar", 3),
     ("lookback_regs", "scalar", 40), ("lookback_serial", "scalar", 300), ("lookback_warp", "scalar", 300)])
 def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     """The kernel and the mirror run the same arithmetic in the same order: equal bits. Each of
     the GPU's launch shapes: mid_batch, long_batch, many, short_batch and batch (two sequences:
     many's and long_batch's bounds on sequences and row lengths are lifted; short_fill and over_wave run
-    short_batch's shape), large and long (16-byte path, long sequences), rows_2048, rows_1024 and
-    rows_512 (16-byte path, a row a tile), short (16-byte path,
+    short_batch's shape), large and long (16-byte path, long sequences), the rows kinds (16-byte
+    path, a row a tile; their bounds on sequences lifted), short (16-byte path,
     sequences short of 15/16 of a long tile) and scalar (strided input), and the seed's one-level
     look-backs. The shapes tried before the one tested are taken out of the table, which leaves the
     rest of the entry as tuned."""
     from _gpu import without_kinds
-    from rtscan import _kernels, registry, tuning
+    from rtscan import _kernels, tuning
 
     variant = registry.resolve(name)
     arch = _kernels.device_arch(0)
     entry = tuning.lookup(variant.table, arch, "float32")
-    if path in BATCH_KINDS + ("large", "rows_2048", "rows_1024", "rows_512") and path not in entry:
+    if path in BATCH_KINDS + ("large",) + registry.ROWS_KINDS and path not in entry:
         pytest.skip(f"{name} has no {path} shape on {arch}")
     tried_before = registry.SHAPE_KINDS[:registry.SHAPE_KINDS.index(path)] if path in registry.SHAPE_KINDS \
         else registry.SHAPE_KINDS[:-1]
     without_kinds(monkeypatch, variant, arch, tried_before)
-    if path in ("many", "long_batch"):
+    if path in ("many", "long_batch") + registry.ROWS_KINDS:
         key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, arch, "float32"))
-        bounds = ("from_sequences", "from_length", "to_length")
+        rows = path in registry.ROWS_KINDS
+        bounds = ("from_sequences", "to_sequences") + (() if rows else ("from_length", "to_length"))
         monkeypatch.setitem(variant.table, key, {**variant.table[key],
                                                  path: {k: v for k, v in entry[path].items() if k not in bounds}})
     vec = 1 if path == "scalar" else 4
@@ -261,7 +273,7 @@ def test_gpu_equals_mirror_bitwise_with_runs(mirror, run, chunks_first, tiles, m
     """The long tile with its staged chunks read back in runs (lookback.cu's RUN_CHUNKS), tuned or
     not: the GPU's bits are the mirror's, sequences ending in the middle of a run included."""
     from _gpu import without_kinds
-    from rtscan import _kernels, registry, tuning
+    from rtscan import _kernels, tuning
 
     variant = registry.resolve("lookback_regs")
     arch = _kernels.device_arch(0)
@@ -287,8 +299,6 @@ def test_gpu_equals_mirror_bitwise_with_runs(mirror, run, chunks_first, tiles, m
 @pytest.mark.parametrize("name,arch", [("lookback_regs", "sm_90"), ("lookback_warp", "sm_80"), ("lookback_warp", "sm_90"),
                                        ("lookback_serial", "sm_80"), ("lookback_serial", "sm_90")])
 def test_registered_shapes_do_not_spill(name, arch, tmp_path):
-    from rtscan import registry
-
     variant = registry.resolve(name)
     _mirrors.assert_spill_free(arch, variant.source, variant.expressions(variant.launch_shapes(arch, "float32")),
                                tmp_path)

@@ -270,17 +270,22 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_short_rows_take_a_tile_of_their_length():
-    """sm_90's rows_2048, rows_1024 and rows_512 (P213): batches of rows of 15/16 of those tiles to the
-    whole tile, one tile a row, whatever the total; one row, and rows between the tiles, keep the short
-    tile."""
+    """sm_90's rows kinds (P213, P215): batches of rows of at most 2048 steps, one tile a row, the
+    shortest tile that holds the row (head counted), whatever the total and however little of it the
+    row fills; rows of 1024 on 128 x 8 under 1536 rows, 64 x 16 from there. One row, and rows past
+    2048 steps, keep the short tile."""
     variant = registry.resolve("auto")
-    for length, sequences, kind, items in ((2048, 8192, "rows_2048", 16), (1920, 2, "rows_2048", 16),
-                                           (1024, 16384, "rows_1024", 8), (1000, 64, "rows_1024", 8),
-                                           (512, 131072, "rows_512", 4), (480, 3, "rows_512", 4)):
+    for length, sequences, kind, threads, items in (
+            (128, 131072, "rows_128", 32, 4), (1, 2, "rows_128", 32, 4), (129, 4096, "rows_256", 32, 8),
+            (256, 65536, "rows_256", 32, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
+            (385, 3, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1535, "rows_1024_few", 128, 8),
+            (769, 2, "rows_1024_few", 128, 8), (1024, 1536, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
+            (1300, 64, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 2, "rows_2048", 128, 16),
+            (2048, 8192, "rows_2048", 128, 16)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
-        assert (chosen, shape.block_threads, shape.items) == (kind, 128, items), (length, sequences)
+        assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, sequences)
-    for length, sequences in ((1024, 1), (1500, 4096), (900, 4096), (2049, 4096), (479, 4096)):
+    for length, sequences in ((1024, 1), (100, 1), (2049, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -289,7 +294,7 @@ def test_every_tuning_field_is_a_known_one():
     or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
     routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "fill_edge", "from_rival_tiles", "source"}
+               "fill_edge", "from_rival_tiles", "any_fill", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
@@ -432,8 +437,9 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (2048, "plain", "rows_2048"), (1024, "plain", "rows_1024"),
-                                               (512, "plain", "rows_512")])
+                                               (2048, "plain", "rows_2048"), (1536, "plain", "rows_1536"),
+                                               (1024, "plain", "rows_1024_few"), (768, "plain", "rows_768"),
+                                               (512, "plain", "rows_512"), (128, "plain", "rows_128")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, lifted as
     sanitize_case.py's third argument `lifted` lifts them; None: the loop over every variant, "plain": a

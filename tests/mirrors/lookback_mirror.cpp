@@ -119,8 +119,9 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // large shape from P130 to P161), 19 is 12 with them (sm_90's long_batch before runs, P133). 20-22
 // are the long tile with runs of 2, 4 and 8 staged chunks (RUN_CHUNKS), 23 runs of 4 chunks first.
 // 24 is sm_90's large and mid_batch shape since P161: the long tile with runs of 2, the one-level
-// look-back and tickets chunks first. 25-27 are sm_90's tiles for short rows (P213): 128 threads of
-// 4, 8 and 16 steps.
+// look-back and tickets chunks first. 25-33 are tiles for short rows (P213, P215): one warp of 4 steps
+// (25), 128 threads of 8 and 16 (26, 27), one warp of 8, 12, 16 and 24 (28-31), two of 16 and 24
+// (32, 33).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -170,9 +171,15 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 24:
             mirror_scan<352, 48, 4, 1, 32, 1, true, true, 2, 4>(a, b, out, h0, *layout, finished_probability, seed);
             return 0;
-        case 25: mirror_scan<128, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 25: mirror_scan<32, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 26: mirror_scan<128, 8, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 27: mirror_scan<128, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 28: mirror_scan<32, 8, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 29: mirror_scan<32, 12, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 30: mirror_scan<32, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 31: mirror_scan<32, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 32: mirror_scan<64, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 33: mirror_scan<64, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
