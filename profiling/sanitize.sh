@@ -12,9 +12,10 @@
 # (kernels_cu/tile_state.cuh) under the tools too; three more put rows off their lines, which the
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
-# first row's last tile holds no step (tiles are counted from the longest head); and the tiles for
-# short rows (P213, P215) on 2 x 2048, 1536, 1024, 768, 512 and 128 steps, and on 2 x 984 and 2 x 300
-# with the rows 31 past a line. Cases
+# first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
+# rows (P213, P215) on 2 x 2048, 1536, 1024, 768, 512 and 128 steps (sanitize_case.py's `rows`: as many
+# rows would take them); and the tiles for small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x
+# 984 and 2 x 300 with the rows 31 past a line. Cases
 # run JOBS at a time (default 6), each limited to CASE_SECONDS (default 300); VARIANTS (names, space
 # separated) limits the cases of every variant (4100 and 1048580 steps) to those (default all). Logs
 # under $OUT (or ./sanitizer-logs); summary.txt holds one line per case. Run from the
@@ -49,12 +50,15 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 4101 head"  # rows 31 and 4 elements past a line, the short tile
     echo "$tool lookback_regs 66001 any_total"  # rows 0 and 17 elements past a line, the mid_batch shape
     echo "$tool lookback_regs 8191"  # rows 0 and 31 past a line: the first row's third short tile is empty
-    echo "$tool lookback_regs 2048"  # the tiles for short rows (P213, P215), a row a tile: rows_2048
-    echo "$tool lookback_regs 1536"  # rows_1536: two warps
-    echo "$tool lookback_regs 1024"  # rows_1024_few (two rows)
-    echo "$tool lookback_regs 768"  # rows_768: one warp
-    echo "$tool lookback_regs 512"  # rows_512
-    echo "$tool lookback_regs 128"  # rows_128
-    echo "$tool lookback_regs 984 head"  # rows_1024_few with rows 31 past a line: 1015 steps from it
-    echo "$tool lookback_regs 300 head"  # rows_384, one warp, rows 31 past a line
+    echo "$tool lookback_regs 2048 rows"  # the tiles for short rows (P213, P215), a row a tile: rows_2048
+    echo "$tool lookback_regs 1536 rows"  # rows_1536: two warps
+    echo "$tool lookback_regs 1024 rows"  # rows_1024_few (two rows)
+    echo "$tool lookback_regs 768 rows"  # rows_768: one warp
+    echo "$tool lookback_regs 512 rows"  # rows_512
+    echo "$tool lookback_regs 128 rows"  # rows_128
+    echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads
+    echo "$tool lookback_regs 2048"  # small_2048
+    echo "$tool lookback_regs 256"  # small_256
+    echo "$tool lookback_regs 984 head"  # small_1024 with rows 31 past a line: 1015 steps from it
+    echo "$tool lookback_regs 300 head"  # small_512, rows 31 past a line
 done | xargs -P "${JOBS:-6}" -L 1 bash -c 'one_case "$@"' one_case | sort | tee "$out/sanitizer-summary.txt"

@@ -58,12 +58,13 @@ from .errors import UnsupportedError
 #            fill_edge (sm_90: short_batch's shape for rows that fill the batch tile, within its
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
-#   the "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no other tile
-#            is short enough for their rows), the shortest tile first: for batches of rows of at most
-#            `to_length` steps, each row one tile, the shortest that holds it (`any_fill`: however
-#            little of it the row fills). sm_90: tiles of 128 to 2048 steps on 32 to 128 threads, where
-#            the short tile ran rows of 128-2048 steps one a mostly empty tile at 0.03-0.58 of the
-#            copy (P213, P215);
+#   the "small_" and "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no
+#            other tile is short enough for their rows), the shortest tile first: for batches of rows of
+#            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
+#            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps,
+#            4 steps a lane on 32 to 1024 threads (one tile's latency: P217); rows_ above, tiles of 128 to
+#            2048 steps on 32 to 128 threads, where the short tile ran rows of 128-2048 steps one a
+#            mostly empty tile at 0.03-0.58 of the copy (P213, P215);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -130,6 +131,15 @@ _P215 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its lengt
          "time: 131072 x 128 1463.6 -> 93.0 us, 65536 x 256 726.6 -> 59.2-59.5, 43690 x 384 482 -> 50.5, 32768 x 512 "
          "74.0 -> 50.4, 21845 x 768 236 -> 50.8-50.9, 16384 x 1024 54.8-55.1 -> 50.3, 10922 x 1536 113 -> 50.8-50.9, "
          "rows "         "between the tiles (200, 300, 450, 640, 900, 1300, 1800 steps) 1.6-9.8x")
+
+
+_P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217, profiling/results/h200/"
+         "p217-sweep-2026-12-02-32.txt): one tile a row took 2.71-3.08 us at 4 steps a lane, 3.02-3.14 at 8, "
+         "3.59-3.76 at 16. auto's A/B, two rounds (profiling/results/h200/p217-ab-2026-12-02-32.txt), scan time: "
+         "2 x 500 5.1-5.2 -> 3.0 us, 32 x 500 5.4-5.5 -> 3.1, 2 x 1500 4.7 -> 3.2, 2 x 3000 4.3-4.4 -> 3.6-3.7, "
+         "128 x 3000 4.7 -> 4.1, 256 x 1500 5.3 -> 4.0, 64 x 4096 3.9 -> 3.8; but near 2^20 steps behind "
+         "(1024 x 1024 4.3 -> 5.7, 300 x 3000 5.9 -> 9.4-9.5, 256 x 4096 5.0 -> 7.2): bounded at 3 x 2^17 steps, just "
+         "above the largest launch measured ahead (128 x 3000, 384,000 steps)")
 
 
 def _rows(threads: int, items: int, min_blocks: int, source: str) -> dict:
@@ -384,17 +394,20 @@ LOOKBACK_REGS = {
                       "(P141, profiling/results/h200/p141-sweep-2026-12-01-20.txt, one round): runs of 2 64 x 65536 "
                       "0.828, 256 x 16384 0.914, 2^22 0.752; of 4 0.824, 0.898, 0.749; of 8 0.790, 0.846, 0.726",
         },
+        # Small launches of short rows (P217): one tile's latency, which follows the steps a lane scans in
+        # turn, so 4 a lane; from about 2^20 steps the rows_ tiles below hold more in flight.
+        **{f"small_{4 * threads}": dict(_rows(threads, 4, min_blocks, _P217), to_total_steps=3 << 17)
+           for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
         "rows_128": _rows(32, 4, 32, _P215),
         "rows_256": _rows(32, 8, 32, _P215),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),
         "rows_768": _rows(32, 24, 32, _P215),
-        # Under about a wave of 64 x 16 tiles, 128 x 8 (P213's) keeps more threads an SM: 1024 x 1024
-        # 4.3 us against 4.7; from 2048 rows 64 x 16 leads, 2048 x 1024 6.2 against 7.1-7.2, 8192 x 1024
-        # 26.9 against 29.2 (profiling/results/h200/p215-rows-2026-12-02-32.txt). The bound between, at
-        # 1536 rows, is not measured.
-        "rows_1024_few": dict(_rows(128, 8, 8, _P213), to_sequences=1535),
-        "rows_1024": dict(_rows(64, 16, 16, _P215), from_sequences=1536),
+        # Under about a wave of 64 x 16 tiles, 128 x 8 (P213's) keeps more warps an SM: 1024 x 1024 4.3 us
+        # against 4.7 (p215-rows-); from 1280 rows 64 x 16 leads, 1280 x 1024 5.2 against 5.7-5.8 (p217-ab-),
+        # 2048 x 1024 6.2 against 7.1-7.2, 8192 x 1024 26.9 against 29.2 (profiling/results/h200/*-2026-12-02-32.txt).
+        "rows_1024_few": dict(_rows(128, 8, 8, _P213), to_sequences=1024),
+        "rows_1024": _rows(64, 16, 16, _P215),
         "rows_1536": _rows(64, 24, 16, f"{_P215}; against rows of 1025-1536 on rows_2048's tile, two rounds "
                            "(profiling/results/h200/p215-rows-2026-12-02-32.txt): 1024 x 1536 6.5-6.6 -> 6.0-6.1 us, "
                            "2048 x 1536 11.6 -> 8.1-8.2, 8192 x 1536 43.6-43.8 -> 38.9-39.2, 1024 x 1300 6.8-6.9 -> "

@@ -44,7 +44,10 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0, 1, 0), 1: (256, 16, 1, 1, 32, 32, 0, 
           26: (128, 8, 4, 1, 32, 32, 0, 0, 1, 0), 27: (128, 16, 4, 1, 32, 32, 0, 0, 1, 0),
           28: (32, 8, 4, 1, 32, 32, 0, 0, 1, 0), 29: (32, 12, 4, 1, 32, 32, 0, 0, 1, 0),
           30: (32, 16, 4, 1, 32, 32, 0, 0, 1, 0), 31: (32, 24, 4, 1, 32, 32, 0, 0, 1, 0),
-          32: (64, 16, 4, 1, 32, 32, 0, 0, 1, 0), 33: (64, 24, 4, 1, 32, 32, 0, 0, 1, 0)}
+          32: (64, 16, 4, 1, 32, 32, 0, 0, 1, 0), 33: (64, 24, 4, 1, 32, 32, 0, 0, 1, 0),
+          34: (64, 4, 4, 1, 32, 32, 0, 0, 1, 0), 35: (256, 4, 4, 1, 32, 32, 0, 0, 1, 0),
+          36: (512, 4, 4, 1, 32, 32, 0, 0, 1, 0), 37: (1024, 4, 4, 1, 32, 32, 0, 0, 1, 0),
+          38: (128, 4, 4, 1, 32, 32, 0, 0, 1, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -129,6 +132,12 @@ def cases():
         (31, (2, 3 * tile_of(31) + 5), -1, True, True),
         (32, (3, tile_of(32) - 1), -1, False, False),
         (33, (2, 2 * tile_of(33) + 37), -1, False, True),
+        # the tiles for small launches (P217): 4 steps a lane, one sequence, rows, rows across tiles
+        (34, (3, tile_of(34) - 7), -1, False, True),
+        (35, (tile_of(35) - 24,), -1, True, False),
+        (36, (2, 3 * tile_of(36) + 9), -1, False, True),
+        (37, (2, tile_of(37)), -1, False, False),
+        (38, (4, tile_of(38) - 3), -1, True, True),
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse
@@ -250,7 +259,7 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
     if path == "short":
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
-    elif path.startswith("rows_"):  # a row a tile, 32 steps short of full: the second row starts on a line
+    elif path in registry.ROWS_KINDS:  # a row a tile, 32 steps short of full: the second row starts on a line
         length = registry.entry_shape(entry[path], 4).tile - 32  # (a head would take the row past its tile)
     else:  # the second row 28 past its line on the 16-byte path (P196), off 16 bytes on the scalar one
         length, sequences = (1 << 17, 2) if path in BATCH_KINDS else (1 << 40, 1)

@@ -270,22 +270,26 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_short_rows_take_a_tile_of_their_length():
-    """sm_90's rows kinds (P213, P215): batches of rows of at most 2048 steps, one tile a row, the
-    shortest tile that holds the row (head counted), whatever the total and however little of it the
-    row fills; rows of 1024 on 128 x 8 under 1536 rows, 64 x 16 from there. One row, and rows past
-    2048 steps, keep the short tile."""
+    """sm_90's kinds for short rows (P213, P215, P217): launches of two rows or more, at most 3 x 2^17
+    steps in all, take a tile of 4 steps a lane, the shortest that holds a row; larger batches of rows of at
+    most 2048 steps a tile of the rows_ kinds, the shortest that holds the row (head counted), however
+    little of it the row fills; rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there. One sequence,
+    rows past 4096 steps, and rows past 2048 steps above the bound keep the short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
-            (128, 131072, "rows_128", 32, 4), (1, 2, "rows_128", 32, 4), (129, 4096, "rows_256", 32, 8),
+            (100, 2, "small_128", 32, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
+            (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
+            (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4),
+            (128, 131072, "rows_128", 32, 4), (100, 4000, "rows_128", 32, 4), (129, 4096, "rows_256", 32, 8),
             (256, 65536, "rows_256", 32, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
-            (385, 3, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1535, "rows_1024_few", 128, 8),
-            (769, 2, "rows_1024_few", 128, 8), (1024, 1536, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
-            (1300, 64, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 2, "rows_2048", 128, 16),
+            (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
+            (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
+            (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
             (2048, 8192, "rows_2048", 128, 16)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, sequences)
-    for length, sequences in ((1024, 1), (100, 1), (2049, 4096)):
+    for length, sequences in ((1000, 1), (4097, 2), (2049, 4096), (3000, 132)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -437,18 +441,24 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (2048, "plain", "rows_2048"), (1536, "plain", "rows_1536"),
-                                               (1024, "plain", "rows_1024_few"), (768, "plain", "rows_768"),
-                                               (512, "plain", "rows_512"), (128, "plain", "rows_128")])
+                                               (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
+                                               (1024, "rows", "rows_1024_few"), (768, "rows", "rows_768"),
+                                               (512, "rows", "rows_512"), (128, "rows", "rows_128"),
+                                               (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
+                                               (256, "plain", "small_256")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, lifted as
     sanitize_case.py's third argument `lifted` lifts them; None: the loop over every variant, "plain": a
-    case of its own with the tuning as it is) run the shapes its comments name, so that a retune cannot
-    quietly drop a shape from the tools."""
+    case of its own with the tuning as it is, "rows": without the small_ kinds) run the shapes its
+    comments name, so that a retune cannot quietly drop a shape from the tools."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     any_sequences = ("long_batch",) if lifted == "long_batch" else ()
-    table = {("sm_90", "float32"): registry.any_total(entry, any_sequences) if lifted not in (None, "plain") else entry}
+    if lifted == "rows":
+        chosen_entry = {k: v for k, v in entry.items() if not k.startswith("small_")}
+    else:
+        chosen_entry = entry if lifted in (None, "plain") else registry.any_total(entry, any_sequences)
+    table = {("sm_90", "float32"): chosen_entry}
     chosen = dataclasses.replace(variant, table=table).launch_shape("sm_90", "float32", 4, length, 2)
     assert chosen == registry.entry_shape(entry[kind], 4)
     case = {None: f"for length in 4100 {length}; do", "plain": f'echo "$tool lookback_regs {length}"'}.get(

@@ -121,7 +121,8 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // 24 is sm_90's large and mid_batch shape since P161: the long tile with runs of 2, the one-level
 // look-back and tickets chunks first. 25-33 are tiles for short rows (P213, P215): one warp of 4 steps
 // (25), 128 threads of 8 and 16 (26, 27), one warp of 8, 12, 16 and 24 (28-31), two of 16 and 24
-// (32, 33).
+// (32, 33); 34-38 the tiles for small launches (P217), 4 steps a lane on 64, 256, 512, 1024 and
+// 128 threads.
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -180,6 +181,11 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 31: mirror_scan<32, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 32: mirror_scan<64, 16, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 33: mirror_scan<64, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 34: mirror_scan<64, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 35: mirror_scan<256, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 36: mirror_scan<512, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 37: mirror_scan<1024, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
+        case 38: mirror_scan<128, 4, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
