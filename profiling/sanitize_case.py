@@ -11,10 +11,10 @@ meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they
 the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
 tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `rows`, the kinds for small
 launches (small_*) are taken out, so two short rows reach the rows_ kinds, as many rows would. With
-`head` instead, the two sequences lie in device memory 31 elements past the start of their allocations (a, b and out
-alike), which the look-back kernels scan 16 bytes at a time from each row's line (SeqLayout.head,
-P67, P196): the first row's head reads all 31; memcheck then sees whether a read or write strays
-outside the allocations. columns and columns_lookback also scan
+`head` instead, the two sequences lie in device memory 31 elements past the start of their
+allocations (a, b and out alike), which the look-back kernels scan 16 bytes at a time from each
+row's line (SeqLayout.head, P67, P196): the first row's head reads all 31; memcheck then sees
+whether a read or write strays outside the allocations. columns and columns_lookback also scan
 time-major batches of 100 and 12 sequences.
 
 Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | rows | head]

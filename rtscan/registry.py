@@ -81,9 +81,9 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # "many", "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
 # their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
 # for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
-# launches of at most their `to_sequences`; last, the "rows_" kinds (optional) for batches of rows
-# shorter than any other kind's tile, one tile a row, the shortest tile first: a row takes the
-# shortest that holds it.
+# launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for
+# batches of rows shorter than any other kind's tile, one tile a row, the shortest tile first: a row
+# takes the shortest that holds it (tuning.py says which launches each family takes).
 ROWS_KINDS = ("small_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_128", "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
               "rows_2048")

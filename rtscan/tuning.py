@@ -121,8 +121,6 @@ _P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its lengt
          ".txt), scan time: 16384 x 1024 176.2/175.6 -> 55.2/55.7 us, 2048 x 1024 24.8/24.7 -> 7.2/7.2, 16384 x 1000 "
          "178.7/177.4 -> 57.0/57.2, 8192 x 2048 85.2/84.9 -> 50.7/50.4, 1024 x 2048 12.6/12.6 -> 6.2/6.2, 32768 x 512 "
          "361.0/361.9 -> 74.3/74.4, 131072 x 512 1434.9/1435.1 -> 286.9/286.9")
-
-
 _P215 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P214, P215; "
          "profiling/results/h200/p214-sweep-, p215-sweep-2026-12-02-32.txt): rows of 128 on 32 x 4 at 32 blocks an SM "
          "0.53 of copy; of 256 on 32 x 8 at 32 0.82 (64 x 4 at 16 0.56); of 512 on 32 x 16 at 32 0.97 (64 x 8 at 16 "
@@ -130,9 +128,7 @@ _P215 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its lengt
          "auto's A/B against the tiles before, two rounds (profiling/results/h200/p215-ab-2026-12-02-32.txt), scan "
          "time: 131072 x 128 1463.6 -> 93.0 us, 65536 x 256 726.6 -> 59.2-59.5, 43690 x 384 482 -> 50.5, 32768 x 512 "
          "74.0 -> 50.4, 21845 x 768 236 -> 50.8-50.9, 16384 x 1024 54.8-55.1 -> 50.3, 10922 x 1536 113 -> 50.8-50.9, "
-         "rows "         "between the tiles (200, 300, 450, 640, 900, 1300, 1800 steps) 1.6-9.8x")
-
-
+         "rows between the tiles (200, 300, 450, 640, 900, 1300, 1800 steps) 1.6-9.8x")
 _P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217, profiling/results/h200/"
          "p217-sweep-2026-12-02-32.txt): one tile a row took 2.71-3.08 us at 4 steps a lane, 3.02-3.14 at 8, "
          "3.59-3.76 at 16. auto's A/B, two rounds (profiling/results/h200/p217-ab-2026-12-02-32.txt), scan time: "
