@@ -10,14 +10,15 @@ as their fill_edge allows), whatever the launch's total steps (as the GPU tests 
 meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they can finish. With `long_batch`,
 the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
 tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `rows`, the kinds for small
-launches (small_*) are taken out, so two short rows reach the rows_ kinds, as many rows would. With
+launches (small_*) and for few rows (*_few) are taken out, so two short rows take the tiles many rows
+take; with `few_rows`, only the kinds for small launches, so they take the tiles of a few hundred. With
 `head` instead, the two sequences lie in device memory 31 elements past the start of their
 allocations (a, b and out alike), which the look-back kernels scan 16 bytes at a time from each
 row's line (SeqLayout.head, P67, P196): the first row's head reads all 31; memcheck then sees
 whether a read or write strays outside the allocations. columns and columns_lookback also scan
 time-major batches of 100 and 12 sequences.
 
-Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | rows | head]
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | rows | few_rows | head]
 """
 
 import sys
@@ -39,12 +40,13 @@ if sys.argv[3:] in (["any_total"], ["long_batch"]):
     any_sequences = ("long_batch",) if sys.argv[3] == "long_batch" else ()
     for key, entry in table.items():
         table[key] = rtscan.registry.any_total(entry, any_sequences)
-elif sys.argv[3:] == ["rows"]:
+elif sys.argv[3:] in (["rows"], ["few_rows"]):
     table = rtscan.registry.resolve(variant).table
     for key, entry in table.items():
-        table[key] = {kind: shape for kind, shape in entry.items() if not kind.startswith("small_")}
+        table[key] = {kind: shape for kind, shape in entry.items()
+                      if not kind.startswith("small_") and (sys.argv[3] == "few_rows" or not kind.endswith("_few"))}
 elif sys.argv[3:] and not head:
-    sys.exit(f"the third argument may only be any_total, long_batch, rows or head, got {sys.argv[3:]}")
+    sys.exit(f"the third argument may only be any_total, long_batch, rows, few_rows or head, got {sys.argv[3:]}")
 rng = np.random.default_rng()
 a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
 b = rng.standard_normal((2, length)).astype(np.float32)

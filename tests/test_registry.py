@@ -442,20 +442,23 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
                                                (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
-                                               (1024, "rows", "rows_1024_few"), (768, "rows", "rows_768"),
-                                               (512, "rows", "rows_512"), (128, "rows", "rows_128"),
+                                               (1024, "rows", "rows_1024"), (1024, "few_rows", "rows_1024_few"),
+                                               (768, "rows", "rows_768"), (512, "rows", "rows_512"),
+                                               (256, "rows", "rows_256"), (128, "rows", "rows_128"),
                                                (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
                                                (256, "plain", "small_256")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     """profiling/sanitize.sh's cases on sm_90 (two sequences of `length`, lifted as
     sanitize_case.py's third argument `lifted` lifts them; None: the loop over every variant, "plain": a
-    case of its own with the tuning as it is, "rows": without the small_ kinds) run the shapes its
-    comments name, so that a retune cannot quietly drop a shape from the tools."""
+    case of its own with the tuning as it is, "few_rows": without the small_ kinds, "rows": without
+    those and the _few ones) run the shapes its comments name, so that a retune cannot quietly drop a
+    shape from the tools."""
     variant = registry.resolve("auto")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     any_sequences = ("long_batch",) if lifted == "long_batch" else ()
-    if lifted == "rows":
-        chosen_entry = {k: v for k, v in entry.items() if not k.startswith("small_")}
+    if lifted in ("rows", "few_rows"):
+        chosen_entry = {k: v for k, v in entry.items()
+                        if not k.startswith("small_") and (lifted == "few_rows" or not k.endswith("_few"))}
     else:
         chosen_entry = entry if lifted in (None, "plain") else registry.any_total(entry, any_sequences)
     table = {("sm_90", "float32"): chosen_entry}
