@@ -13,8 +13,8 @@
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
-# rows (P213, P215) on 2 x 2048, 1536, 1024, 768, 512, 256 and 128 steps (sanitize_case.py's `rows`: as
-# many rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); and the tiles
+# rows (P213, P215) on 2 x 2048, 1536, 1024, 768, 512, 384, 256 and 128 steps (sanitize_case.py's
+# `rows`: as many rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); and the tiles
 # for small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31
 # past a line. Cases
 # run JOBS at a time (default 6), each limited to CASE_SECONDS (default 300); VARIANTS (names, space
@@ -57,6 +57,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 1024 few_rows"  # rows_1024_few: 128 x 8
     echo "$tool lookback_regs 768 rows"  # rows_768: one warp
     echo "$tool lookback_regs 512 rows"  # rows_512
+    echo "$tool lookback_regs 384 rows"  # rows_384: three chunks a lane
     echo "$tool lookback_regs 256 rows"  # rows_256
     echo "$tool lookback_regs 128 rows"  # rows_128
     echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads

@@ -43,8 +43,7 @@ if sys.argv[3:] in (["any_total"], ["long_batch"]):
 elif sys.argv[3:] in (["rows"], ["few_rows"]):
     table = rtscan.registry.resolve(variant).table
     for key, entry in table.items():
-        table[key] = {kind: shape for kind, shape in entry.items()
-                      if not kind.startswith("small_") and (sys.argv[3] == "few_rows" or not kind.endswith("_few"))}
+        table[key] = rtscan.registry.as_a_batch(entry, few_rows=sys.argv[3] == "few_rows")
 elif sys.argv[3:] and not head:
     sys.exit(f"the third argument may only be any_total, long_batch, rows, few_rows or head, got {sys.argv[3:]}")
 rng = np.random.default_rng()

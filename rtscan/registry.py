@@ -120,6 +120,14 @@ def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
             if kind in SHAPE_KINDS else shape for kind, shape in entry.items()}
 
 
+def as_a_batch(entry: dict, few_rows: bool = False) -> dict:
+    """A tuning entry without its kinds for small launches (small_*) and, unless `few_rows`, for few
+    rows (*_few): how the sanitizer cases (profiling/sanitize_case.py) put two short rows on the tiles
+    a large batch, or with `few_rows` one of a few hundred rows, takes."""
+    return {kind: shape for kind, shape in entry.items()
+            if not kind.startswith("small_") and (few_rows or not kind.endswith("_few"))}
+
+
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
     """The entry's shape for 16-byte (vec 4) or scalar (vec 1) steps; an entry whose threads hold
     a number of steps not divisible by 4 has only the scalar form, and runs are for the 16-byte
@@ -187,7 +195,7 @@ class Variant:
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
         """(kind, shape) of launch_shape: which of SHAPE_KINDS, or "short", gave the shape (kinds may
-        share a shape: short_batch, over_wave and short_fill)."""
+        share a shape: short_batch, over_wave and short_fill; small_128 and rows_128)."""
         entry = tuning.lookup(self.table, arch, dtype)
         return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)
 

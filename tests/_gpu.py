@@ -23,7 +23,8 @@ except ImportError:  # the tests that need it are skipped by conftest.py
 # 32 * items consecutive steps of a tile, in chunks of 32 * vec). SHAPE is the largest shape (the
 # large one where the tuning has it), which 16-byte aligned sequences of at least 15/16 of TILE
 # steps take under conftest.py's fixture (registry.fills_a_tile); shorter ones, and every strided
-# or misaligned one, take the short shape (SHORT_TILE).
+# or misaligned one, take the short shape (SHORT_TILE), but for batches of two rows or more of at most
+# 4096 steps on the 16-byte path, which take the small_ and rows_ kinds' tiles (registry.ROWS_KINDS).
 SHAPE = registry.resolve("auto").launch_shape("sm_90", "float32", 4, 2**40)
 TILE = SHAPE.tile
 WARP_SPAN = 32 * SHAPE.items

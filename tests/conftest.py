@@ -78,7 +78,8 @@ def long_shape_from_one_tile(request, monkeypatch):
     batch, short_fill; over_wave runs short_batch's) for batches of rows they bound, else the large,
     else the long launch shape, for any sequence that fills one of its tiles (registry.fills_a_tile;
     for a kind with fill_edge, a fill of all its tiles worth its rival's too), whatever the launch's
-    total. (The kinds for short rows, registry.ROWS_KINDS, have no bound on the total to lift.)"""
+    total. (Of the kinds for short rows, registry.ROWS_KINDS, only the small_ ones bound the total,
+    from above, which stays.)"""
     if not request.node.get_closest_marker("gpu") or request.node.get_closest_marker("tuned_shapes"):
         return
     from rtscan import registry

@@ -293,6 +293,16 @@ def test_short_rows_take_a_tile_of_their_length():
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
+def test_kinds_of_any_fill_take_rows_of_one_tile():
+    """A kind that takes rows however little of its tile they fill (any_fill) must stop at its tile's
+    length: past it, rows would take several nearly empty tiles each."""
+    for variant in registry.VARIANTS.values():
+        for (arch, dtype), entry in variant.table.items():
+            for kind, fields in entry.items():
+                if fields.get("any_fill"):
+                    assert fields["to_length"] <= fields["block_threads"] * fields["items"], (variant.name, arch, kind)
+
+
 def test_every_tuning_field_is_a_known_one():
     """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
     or the source: a misspelt one would otherwise be ignored without a word."""
@@ -444,6 +454,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
                                                (1024, "rows", "rows_1024"), (1024, "few_rows", "rows_1024_few"),
                                                (768, "rows", "rows_768"), (512, "rows", "rows_512"),
+                                               (384, "rows", "rows_384"),
                                                (256, "rows", "rows_256"), (128, "rows", "rows_128"),
                                                (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
                                                (256, "plain", "small_256")])
@@ -457,8 +468,7 @@ def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     entry = tuning.lookup(variant.table, "sm_90", "float32")
     any_sequences = ("long_batch",) if lifted == "long_batch" else ()
     if lifted in ("rows", "few_rows"):
-        chosen_entry = {k: v for k, v in entry.items()
-                        if not k.startswith("small_") and (lifted == "few_rows" or not k.endswith("_few"))}
+        chosen_entry = registry.as_a_batch(entry, few_rows=lifted == "few_rows")
     else:
         chosen_entry = entry if lifted in (None, "plain") else registry.any_total(entry, any_sequences)
     table = {("sm_90", "float32"): chosen_entry}

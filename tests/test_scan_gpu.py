@@ -190,15 +190,18 @@ def test_rows_at_every_distance_past_a_line(rng, length, out_place):
 @pytest.mark.tuned_shapes
 @pytest.mark.parametrize("shape", [(2**20 + 3,), (4, 2**19 + 5), (2**21 + 7,), (3, TILE + 1), (1000, 18432),
                                    (64, 65537), (1000, 5001), (2048, 10001), (96, 65536), (400, 16900),
-                                   (250, 17000), (4096, 1024), (1024, 2048), (8192, 512), (3000, 1000)], ids=str)
+                                   (250, 17000), (4096, 1024), (1024, 2048), (8192, 512), (3000, 1000),
+                                   (1024, 1024), (1000, 1500), (4096, 700), (2048, 250), (2, 500), (40, 2000),
+                                   (100, 3000)], ids=str)
 def test_shapes_as_tuned(rng, shape):
     """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
     below and above sm_90's from_total_steps, whichever shape each gets; 1000 rows of 18432 steps
     reach short_fill through batch's fill_edge (P183); rows of odd lengths take their row heads on
     the long, short and short_fill kinds (P196); 96 rows of 65536, 400 of 16900 and 250 of 17000 (off
     their lines) on over_wave's route, the last under one wave of long tiles in steps but not in tiles
-    (P208, P211; test_registry.py checks the routes); rows of 512-2048 steps on their own tiles, one a
-    row (P213), rows of 1000 off their lines."""
+    (P208, P211; test_registry.py checks the routes); rows of 250-2048 steps on the rows_ tiles, one a
+    row (P213, P215: 128 x 8, 128 x 16, 64 x 16, 64 x 24, 32 x 12, 32 x 16, 32 x 24), rows of 1000 off their
+    lines; small launches on 4 steps a lane (P217: 2 x 500, 40 x 2000, 100 x 3000)."""
     a_np, b_np = regime(rng, "mixed", shape)
     scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
 
