@@ -99,8 +99,9 @@ def route_command(args) -> int:
         steps = "16-byte steps" if shape.vec == 4 else "scalar steps"
         if launch.plan.layout.head:
             steps += ", each row from its line" if launch.plan.layout.head == 32 else ", each row from its 16 bytes"
+        blocks = f"{shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM"
         print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
-              f"({steps}, {shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM), {per_seq} tile{'s' if per_seq > 1 else ''} a row, "
+              f"({steps}, {blocks}), {per_seq} tile{'s' if per_seq > 1 else ''} a row, "
               f"{launch.num_tiles} in all, the steps filling {100 * length / (per_seq * shape.tile):.3g} % of them")
     return 0
 

@@ -138,10 +138,11 @@ _P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217
          "above the largest launch measured ahead (128 x 3000, 384,000 steps)")
 
 
-def _rows(threads: int, items: int, min_blocks: int, source: str) -> dict:
-    """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length."""
+def _rows(threads: int, items: int, min_blocks: int, source: str, **bounds) -> dict:
+    """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
+    any further `bounds`."""
     return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks, to_length=threads * items,
-                source=source)
+                source=source, **bounds)
 
 
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
@@ -392,7 +393,7 @@ LOOKBACK_REGS = {
         },
         # Small launches of short rows (P217): one tile's latency, which follows the steps a lane scans in
         # turn, so 4 a lane; from about 2^20 steps the rows_ tiles below hold more in flight.
-        **{f"small_{4 * threads}": dict(_rows(threads, 4, min_blocks, _P217), to_total_steps=3 << 17)
+        **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, _P217, to_total_steps=3 << 17)
            for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
         "rows_128": _rows(32, 4, 32, _P215),
         "rows_256": _rows(32, 8, 32, _P215),
@@ -402,7 +403,7 @@ LOOKBACK_REGS = {
         # Under about a wave of 64 x 16 tiles, 128 x 8 (P213's) keeps more warps an SM: 1024 x 1024 4.3 us
         # against 4.7 (p215-rows-); from 1280 rows 64 x 16 leads, 1280 x 1024 5.2 against 5.7-5.8 (p217-ab-),
         # 2048 x 1024 6.2 against 7.1-7.2, 8192 x 1024 26.9 against 29.2 (profiling/results/h200/*-2026-12-02-32.txt).
-        "rows_1024_few": dict(_rows(128, 8, 8, _P213), to_sequences=1024),
+        "rows_1024_few": _rows(128, 8, 8, _P213, to_sequences=1024),
         "rows_1024": _rows(64, 16, 16, _P215),
         "rows_1536": _rows(64, 24, 16, f"{_P215}; against rows of 1025-1536 on rows_2048's tile, two rounds "
                            "(profiling/results/h200/p215-rows-2026-12-02-32.txt): 1024 x 1536 6.5-6.6 -> 6.0-6.1 us, "
