@@ -10,8 +10,9 @@ as their fill_edge allows), whatever the launch's total steps (as the GPU tests 
 meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they can finish. With `long_batch`,
 the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
 tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `rows`, the kinds for small
-launches (small_*) and for few rows (*_few) are taken out, so two short rows take the tiles many rows
-take; with `few_rows`, only the kinds for small launches, so they take the tiles of a few hundred. With
+launches (small_*) and for few rows (*_few) are taken out and the rows_ kinds take two rows however many
+they are drawn for (registry.as_a_batch), so two short rows take the tiles many rows take; with
+`few_rows`, only the kinds for small launches are taken out, so they take the tiles of a few hundred. With
 `head` instead, the two sequences lie in device memory 31 elements past the start of their
 allocations (a, b and out alike), which the look-back kernels scan 16 bytes at a time from each
 row's line (SeqLayout.head, P67, P196): the first row's head reads all 31; memcheck then sees

@@ -233,7 +233,8 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     chosen = chosen if chosen is not None else registry.auto_variant(plan.layout)
     entry = tuning.lookup(chosen.table, arch, va.dtype)
     # Of the forms whose shape takes 16-byte steps and whose head does not turn a row of one tile into
-    # two, the one whose rows take the fewest tiles, the line's on a tie. Rows of 4096 steps one
+    # two, the one whose rows take the fewest tiles; on a tie the shorter tiles (a head can move a row
+    # to a longer tile of a kind that takes any fill: P219), then the line's. Rows of 4096 steps one
     # element past a boundary, two short tiles each, ran 15 % slower than one scalar tile, where rows
     # that kept their tile count ran twice as fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt).
     # A tile more on longer rows pays or costs nothing against the scalar path: 2^20 steps, 257
@@ -247,7 +248,7 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
         if shape.vec == 4 and not plan.length <= shape.tile < plan.length + longest:
             forms.append((-(-(plan.length + longest) // shape.steps_per_sequence), boundary, longest, kind, shape))
     if forms:
-        _, boundary, longest, kind, shape = min(forms, key=lambda form: form[0])  # the first of the fewest
+        _, boundary, longest, kind, shape = min(forms, key=lambda form: (form[0], form[4].steps_per_sequence))
     else:
         boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if longest:

@@ -86,7 +86,7 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # takes the shortest that holds it (tuning.py says which launches each family takes).
 ROWS_KINDS = ("small_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_128", "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
-              "rows_2048")
+              "rows_2048", "rows_3072")
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
                "large", "long", "fewest", "few") + ROWS_KINDS
 
@@ -122,10 +122,12 @@ def any_total(entry: dict, any_sequences: tuple[str, ...] = ()) -> dict:
 
 def as_a_batch(entry: dict, few_rows: bool = False) -> dict:
     """A tuning entry without its kinds for small launches (small_*) and, unless `few_rows`, for few
-    rows (*_few): how the sanitizer cases (profiling/sanitize_case.py) put two short rows on the tiles
-    a large batch, or with `few_rows` one of a few hundred rows, takes."""
-    return {kind: shape for kind, shape in entry.items()
-            if not kind.startswith("small_") and (few_rows or not kind.endswith("_few"))}
+    rows (*_few), and with no rows_ kind bounded below in rows: how the sanitizer cases
+    (profiling/sanitize_case.py) put two short rows on the tiles a large batch, or with `few_rows` one
+    of a few hundred rows, takes."""
+    return {kind: {field: value for field, value in shape.items()
+                   if not (kind.startswith("rows_") and field == "from_sequences")}
+            for kind, shape in entry.items() if not kind.startswith("small_") and (few_rows or not kind.endswith("_few"))}
 
 
 def entry_shape(entry: dict, vec: int) -> LaunchShape:

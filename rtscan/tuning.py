@@ -410,6 +410,12 @@ LOOKBACK_REGS = {
                            "2048 x 1536 11.6 -> 8.1-8.2, 8192 x 1536 43.6-43.8 -> 38.9-39.2, 1024 x 1300 6.8-6.9 -> "
                            "6.2-6.3"),
         "rows_2048": _rows(128, 16, 6, _P213),
+        # Rows of 2049-3072 steps, from 512 rows: fewer rows ran behind the short tile (P216).
+        "rows_3072": _rows(128, 24, 8, "auto's A/B on an H200, two rounds, scan time (P216, P218; profiling/"
+                           "results/h200/p216-ab-, p216-small-, p217-sweep-2026-12-02-32.txt, p218-ab-2026-12-02-33"
+                           ".txt): 512 x 3000 7.0 -> 6.4-6.5 us, 1024 x 3072 11.6 -> 8.3, 2048 x 2200 23.0-23.3 -> "
+                           "18.2-18.4, 8192 x 2500 83.4-83.7 -> 64.3-64.8; 256 x 3000 5.3 -> 5.5, 128 x 3000 and 2 x "
+                           "3000 behind too", from_sequences=512),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

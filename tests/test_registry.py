@@ -285,11 +285,11 @@ def test_short_rows_take_a_tile_of_their_length():
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
-            (2048, 8192, "rows_2048", 128, 16)):
+            (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, sequences)
-    for length, sequences in ((1000, 1), (4097, 2), (2049, 4096), (3000, 132)):
+    for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 132), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -451,7 +451,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
+                                               (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
                                                (1024, "rows", "rows_1024"), (1024, "few_rows", "rows_1024_few"),
                                                (768, "rows", "rows_768"), (512, "rows", "rows_512"),
                                                (384, "rows", "rows_384"),
