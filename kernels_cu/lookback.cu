@@ -65,6 +65,13 @@
 //                  memory, from which the second pass runs each lane's steps one fma at a time: no
 //                  second warp scan and no rewrite. One-wave launches are held by the tile's own
 //                  shuffles and shared-memory traffic (profiling/NOTES.md, items 90 and 93).
+//   SEQUENCES_PER_TILE 1: the block scans one tile of one sequence; WARPS (row warps): each warp
+//                  scans a whole sequence of its own, sequence tile * WARPS + warp, of at most 32 *
+//                  ITEMS steps (the host sends only such rows, one tile a row, on the 16-byte path):
+//                  no warp waits on another and no tile on another, so nothing is published or
+//                  polled. What it buys is blocks of more than one warp for rows too short for one
+//                  warp's span: an SM takes at most 32 blocks, so one-warp tiles hold at most 32
+//                  rows an SM in flight (profiling/NOTES.md, item 127).
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -79,7 +86,8 @@ namespace rtscan {
 constexpr int STAGE_GROUPS = 4;
 
 template <int BLOCK_THREADS, int ITEMS, int VEC, int MIN_BLOCKS, int LOOKBACK_DEPTH, int REGISTER_ITEMS, int WALK_LANES,
-          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int RUN_CHUNKS = 1>
+          int SEGMENT, int PROTOCOL_WARP, int ATOMIC_POLLS = 0, int CHUNKS_FIRST = 0, int RUN_CHUNKS = 1,
+          int SEQUENCES_PER_TILE = 1>
 __global__ void __launch_bounds__(BLOCK_THREADS + 32 * PROTOCOL_WARP, MIN_BLOCKS)
 lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
               const float* __restrict__ h0, SeqLayout layout, TileWorkspace ws, long long tiles_per_seq,
@@ -98,6 +106,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
+    constexpr bool ROW_WARPS = SEQUENCES_PER_TILE > 1;
+    static_assert(!ROW_WARPS || (SEQUENCES_PER_TILE == WARPS && VEC == 4 && PROTOCOL_WARP == 0 && RUN_CHUNKS == 1),
+                  "row warps: a sequence a warp, 16-byte steps, no protocol warp, no runs");
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     constexpr int RUN = RUN_CHUNKS;
     constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
@@ -135,7 +146,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST);
+    // With row warps, the tile is this warp's sequence (tile_state.cuh's claim_tile); a warp past the
+    // last sequence loads, scans and stores nothing, but keeps to the block's barriers.
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST,
+                                           SEQUENCES_PER_TILE);
+    const bool past_last_sequence = ROW_WARPS && claimed.tile >= layout.num_seqs;
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
     const long long seq = tile / tiles_per_seq;
@@ -146,8 +161,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // from a line, whatever its length, without the host knowing where each row starts.
     const int row_head = VEC == 4 && layout.head
         ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
-    const TileSteps<TILE> steps(claimed, chunk, layout, a, b, out, row_head);
-    const int valid = steps.valid;
+    const TileSteps<ROW_WARPS ? WARP_SIZE * ITEMS : TILE> steps(claimed, chunk, layout, a, b, out, row_head);
+    const int valid = past_last_sequence ? 0 : steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;
     float* out_tile = steps.out;
@@ -156,7 +171,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
     // shared memory, packed per warp: staged chunk c sits at staged_slot(c). With runs, lane l also
     // reads vector j of run r, which starts at step run_first(r, j), from run_slot(r, j).
-    const int warp_first = warp_span_start<ITEMS>(int(warp));
+    const int warp_first = ROW_WARPS ? 0 : warp_span_start<ITEMS>(int(warp));
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) {
         return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));
@@ -181,10 +196,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // page as step 0, so the read cannot fault, and inside the allocation wherever the allocation
     // starts on a line (cudaMalloc's start at least 256-byte aligned: CUDA C++ Programming Guide,
     // "Device Memory Accesses"). They are not the caller's: every read here makes them the
-    // identity. Only lanes 0-7 of warp 0 hold them, in chunk 0 (head < 32 < 32 * VEC; a register
-    // chunk wherever there are runs), so the maps the rewrite composes from the warp span's start
-    // stay the identity there too, and the final store skips them.
-    const int head = VEC == 4 && warp == 0 ? steps.head : 0;
+    // identity. Only lanes 0-7 of warp 0 (of every warp, with row warps) hold them, in chunk 0 (head
+    // < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps the rewrite composes
+    // from the warp span's start stay the identity there too, and the final store skips them.
+    const int head = VEC == 4 && (warp == 0 || ROW_WARPS) ? steps.head : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
         if (c < REGISTER_CHUNKS) {
 #pragma unroll
@@ -277,7 +292,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     }
     __syncthreads();
 
-    if (runs_protocol) {
+    if (runs_protocol && !ROW_WARPS) {
         // Scan the warp aggregates; lane w ends with the map of warps 0..w.
         const Affine<float> warp_map = lane < WARPS ? shared_warp_prefix[lane] : affine_identity<float>();
         const Affine<float> warps_inclusive = warp_inclusive_scan(warp_map);
@@ -291,6 +306,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         if (WARPS == 1) __syncwarp();
         if (lane < WARPS) shared_warp_prefix[lane] = warps_exclusive;
         if (lane == 0) shared_carry = carry;
+        if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
+    } else if (runs_protocol) {  // row warps: each sequence's carry is its h0 (below), nothing to wait for
         if (generation == WRAPPING_GENERATION) finish_wrapping_launch(ws, num_tiles);
     } else if (PROTOCOL_WARP && RUN == 1) {
         // While the protocol warp waits: each step's map becomes the map from the warp span's start
@@ -322,7 +339,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // lane's steps one fma at a time. Across lanes and warps the maps are composed products of a's,
     // not the sequential order: that is where float32 rounding, overflow and Inf * 0 can differ
     // from the reference.
-    const float warp_start_state = apply(shared_warp_prefix[warp], shared_carry);
+    // Row warps: a sequence's state before its first step is its h0, applied through the identity
+    // as a one-warp tile applies its warp's prefix (the same bits: 1 * -0 + 0 is +0 there too).
+    const float warp_start_state =
+        ROW_WARPS ? apply(affine_identity<float>(), h0 != nullptr && !past_last_sequence ? h0[seq] : 0.0f)
+                  : apply(shared_warp_prefix[warp], shared_carry);
     Affine<float> again_running = affine_identity<float>();
 #pragma unroll
     for (int c = 0; c < (RUN > 1 ? REGISTER_CHUNKS : CHUNKS); ++c) {

@@ -406,7 +406,8 @@ constexpr unsigned STAGGER_NS = 4000;
 // still pays: without it 2^24-2^28 ran 2-5 % slower (P90, p90-ab-2026-11-30.txt).
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
-                                                  bool stagger = false, bool chunks_first = false) {
+                                                  bool stagger = false, bool chunks_first = false,
+                                                  int row_warps = 1) {
     if (threadIdx.x == 0) {
         unsigned sm_count;
         asm volatile("mov.u32 %0, %%nsmid;" : "=r"(sm_count));
@@ -425,11 +426,17 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
             draw_ticket(ws, num_tiles, ticket, claimed.generation);
         }
         claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
-        sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
+        if (row_warps == 1) sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }
     __syncthreads();
-    return shared;
+    if (row_warps == 1) return shared;
+    // Row warps (lookback.cu's SEQUENCES_PER_TILE, one tile a sequence): the ticket names a group of
+    // `row_warps` sequences, of which warp w scans the w-th; one past the last still gets an origin.
+    ClaimedTile mine = shared;
+    mine.tile = shared.tile * row_warps + (threadIdx.x >> 5);
+    sequence_origins(layout, min(mine.tile, layout.num_seqs - 1), mine.in_offset, mine.out_offset);
+    return mine;
 }
 
 // Only in the launch whose generation is WRAPPING_GENERATION (once per 2^32 - 1 launches), called

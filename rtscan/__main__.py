@@ -100,9 +100,12 @@ def route_command(args) -> int:
         if launch.plan.layout.head:
             steps += ", each row from its line" if launch.plan.layout.head == 32 else ", each row from its 16 bytes"
         blocks = f"{shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM"
+        tiles = f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {launch.num_tiles} in all"
+        if shape.sequences_per_tile > 1:  # lookback.cu's row warps
+            tiles = f"a warp a row, {launch.num_tiles} blocks of {shape.sequences_per_tile} rows"
+        filled = 100 * length / (per_seq * shape.steps_per_sequence)
         print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
-              f"({steps}, {blocks}), {per_seq} tile{'s' if per_seq > 1 else ''} a row, "
-              f"{launch.num_tiles} in all, the steps filling {100 * length / (per_seq * shape.tile):.3g} % of them")
+              f"({steps}, {blocks}), {tiles}, the steps filling {filled:.3g} % of them")
     return 0
 
 

@@ -245,7 +245,7 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     forms = []  # (tiles a row, boundary, longest head, kind, shape), in _row_heads' order
     for boundary, longest in _row_heads(plan, placement, chosen.takes_head):
         kind, shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + longest, plan.num_seqs)
-        if shape.vec == 4 and not plan.length <= shape.tile < plan.length + longest:
+        if shape.vec == 4 and not plan.length <= shape.steps_per_sequence < plan.length + longest:
             forms.append((-(-(plan.length + longest) // shape.steps_per_sequence), boundary, longest, kind, shape))
     if forms:
         _, boundary, longest, kind, shape = min(forms, key=lambda form: (form[0], form[4].steps_per_sequence))

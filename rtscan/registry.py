@@ -26,7 +26,7 @@ class LaunchShape:
     run_chunks: int = 1  # more: staged chunks read back in runs of this many, prefixes kept (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
-    sequences_per_tile: int = 1  # lanes across sequences (columns_lookback): a tile's neighbouring sequences
+    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), a warp each (lookback.cu)
 
     @property
     def tile(self) -> int:
@@ -54,7 +54,8 @@ class LaunchShape:
 
 # The template arguments of lookback_scan, as LaunchShape fields in order.
 LOOKBACK_ARGUMENTS = ("block_threads", "items", "vec", "min_blocks", "lookback_depth", "register_items", "walk_lanes",
-                      "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks")
+                      "segment_tiles", "protocol_warp", "atomic_polls", "chunks_first", "run_chunks",
+                      "sequences_per_tile")
 
 
 def no_dynamic_shared(shape: LaunchShape) -> int:
@@ -215,7 +216,8 @@ class Variant:
             if not self.vector_steps:
                 return kind, entry_shape(fields, 1)
             own = entry_shape(fields, 4)
-            if vec != 4 or own.vec != 4 or not (fields.get("any_fill") or fills_a_tile(length, own.tile)):
+            fills = fields.get("any_fill") or fills_a_tile(length, own.steps_per_sequence)
+            if vec != 4 or own.vec != 4 or not fills:
                 continue
             edge, rival_tiles = fields.get("fill_edge"), fields.get("from_rival_tiles")
             if (edge is None or not edges) and rival_tiles is None:

@@ -138,11 +138,14 @@ _P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217
          "above the largest launch measured ahead (128 x 3000, 384,000 steps)")
 
 
-def _rows(threads: int, items: int, min_blocks: int, source: str, **bounds) -> dict:
+def _rows(threads: int, items: int, min_blocks: int, source: str, row_warps: bool = False, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
-    any further `bounds`."""
-    return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks, to_length=threads * items,
-                source=source, **bounds)
+    any further `bounds`; with `row_warps`, a block of threads / 32 rows of up to 32 x `items` steps,
+    a warp each (lookback.cu's SEQUENCES_PER_TILE)."""
+    rows_a_block = {"sequences_per_tile": threads // 32} if row_warps else {}
+    return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks,
+                to_length=threads * items // (threads // 32 if row_warps else 1), source=source, **rows_a_block,
+                **bounds)
 
 
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
@@ -395,8 +398,8 @@ LOOKBACK_REGS = {
         # turn, so 4 a lane; from about 2^20 steps the rows_ tiles below hold more in flight.
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, _P217, to_total_steps=3 << 17)
            for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
-        "rows_128": _rows(32, 4, 32, _P215),
-        "rows_256": _rows(32, 8, 32, _P215),
+        "rows_128": _rows(64, 4, 32, _P215, row_warps=True),
+        "rows_256": _rows(64, 8, 24, _P215, row_warps=True),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),
         "rows_768": _rows(32, 24, 32, _P215),

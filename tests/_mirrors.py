@@ -99,9 +99,11 @@ def draw_h0(rng, shape, dim, exact):
 def launch_key(shape) -> tuple:
     """A lookback launch shape as the mirror's SHAPES name it: (block threads, items, vec, depth,
     walk lanes, tiles per segment, protocol warp, chunks first, run chunks, register items where
-    there are runs, else 0: only then do they change the arithmetic)."""
-    return (shape.block_threads, shape.items, shape.vec, shape.lookback_depth, shape.walk_lanes, shape.segment_tiles,
-            shape.protocol_warp, shape.chunks_first, shape.run_chunks,
+    there are runs, else 0: only then do they change the arithmetic). A block of row warps
+    (lookback.cu's SEQUENCES_PER_TILE) scans each of its rows as a one-warp tile does, step for step
+    and bit for bit, so it is that tile's key (32 threads)."""
+    return (shape.block_threads // shape.sequences_per_tile, shape.items, shape.vec, shape.lookback_depth,
+            shape.walk_lanes, shape.segment_tiles, shape.protocol_warp, shape.chunks_first, shape.run_chunks,
             shape.register_items if shape.run_chunks > 1 else 0)
 
 

@@ -262,7 +262,8 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
         long_tile = variant.launch_shape(arch, "float32", 4, 1 << 40).tile
         length = (15 * long_tile // 16 - 1) // 4 * 4  # the longest that registry.fills_a_tile refuses
     elif path in registry.ROWS_KINDS:  # a row a tile, 32 steps short of full: the second row starts on a line
-        length = registry.entry_shape(entry[path], 4).tile - 32  # (a head would move the row to a longer tile)
+        length = registry.entry_shape(entry[path], 4).steps_per_sequence - 32  # (a head would move the row
+        # to a longer tile)
     else:  # the second row 28 past its line on the 16-byte path (P196), off 16 bytes on the scalar one
         length, sequences = (1 << 17, 2) if path in BATCH_KINDS else (1 << 40, 1)
         tile = variant.launch_shape(arch, "float32", vec, length, sequences).tile

@@ -280,27 +280,31 @@ def test_short_rows_take_a_tile_of_their_length():
             (100, 2, "small_128", 32, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
             (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
             (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4),
-            (128, 131072, "rows_128", 32, 4), (100, 4000, "rows_128", 32, 4), (129, 4096, "rows_256", 32, 8),
-            (256, 65536, "rows_256", 32, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
+            (128, 131072, "rows_128", 64, 4), (100, 4000, "rows_128", 64, 4), (129, 4096, "rows_256", 64, 8),
+            (256, 65536, "rows_256", 64, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
-        assert variant.tile_counts(shape, sequences, length) == (1, sequences)
+        assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // shape.sequences_per_tile))
+        assert shape.sequences_per_tile == (2 if kind in ("rows_128", "rows_256") else 1)  # row warps (P222)
     for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 132), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
 def test_kinds_of_any_fill_take_rows_of_one_tile():
     """A kind that takes rows however little of its tile they fill (any_fill) must stop at its tile's
-    length: past it, rows would take several nearly empty tiles each."""
+    length: past it, rows would take several nearly empty tiles each. A kind of row warps (lookback.cu's
+    SEQUENCES_PER_TILE) must stop at one warp's span, which is all the kernel scans of a row."""
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, fields in entry.items():
-                if fields.get("any_fill"):
-                    assert fields["to_length"] <= fields["block_threads"] * fields["items"], (variant.name, arch, kind)
+                shape = registry.entry_shape(fields, 4) if kind in registry.SHAPE_KINDS or kind == "short" else None
+                if fields.get("any_fill") or (variant.template == "rtscan::lookback_scan" and shape is not None
+                                              and shape.sequences_per_tile > 1):
+                    assert fields["to_length"] <= shape.steps_per_sequence, (variant.name, arch, kind)
 
 
 def test_every_tuning_field_is_a_known_one():
@@ -332,7 +336,8 @@ def test_traffic_model():
 # Pass 2 of a three-pass variant takes these through LaunchShape.carries; every other kernel leaves
 # them out and assumes them 0.
 CARRY_FIELDS = {"carry_threads": 0, "carry_items": 0}
-# A tile of one sequence's steps: every variant but columns_lookback (its sequences_per_tile).
+# A tile of one sequence's steps: every variant but columns_lookback (lanes across sequences) and
+# lookback.cu's (row warps), whose templates take sequences_per_tile.
 ONE_SEQUENCE = {"sequences_per_tile": 1}
 
 
@@ -343,9 +348,9 @@ ONE_SEQUENCE = {"sequences_per_tile": 1}
 NO_LOOKBACK = {"lookback_depth": 0, "register_items": 0, "walk_lanes": 1, "segment_tiles": 1, "protocol_warp": 0,
                "atomic_polls": 0, "chunks_first": 0, "run_chunks": 1}
 FIXED_BY_THE_KERNEL = {
-    "lookback_serial": {**CARRY_FIELDS, **ONE_SEQUENCE},
-    "lookback_warp": {**CARRY_FIELDS, **ONE_SEQUENCE},
-    "lookback_regs": {**CARRY_FIELDS, **ONE_SEQUENCE},
+    "lookback_serial": dict(CARRY_FIELDS),
+    "lookback_warp": dict(CARRY_FIELDS),
+    "lookback_regs": dict(CARRY_FIELDS),
     "hillis_steele": {"items": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0,
                       "chunks_first": 0, "run_chunks": 1, **CARRY_FIELDS, **ONE_SEQUENCE},
     "blelloch": {"register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "protocol_warp": 0, "chunks_first": 0,
