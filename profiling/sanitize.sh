@@ -59,7 +59,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 768 rows"  # rows_768: one warp
     echo "$tool lookback_regs 512 rows"  # rows_512
     echo "$tool lookback_regs 384 rows"  # rows_384: three chunks a lane
-    echo "$tool lookback_regs 256 rows"  # rows_256
+    echo "$tool lookback_regs 256 rows"  # rows_256: blocks of four rows, a warp each (P222), two of them idle
     echo "$tool lookback_regs 128 rows"  # rows_128
     echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads
     echo "$tool lookback_regs 2048"  # small_2048

@@ -126,9 +126,9 @@ def as_a_batch(entry: dict, few_rows: bool = False) -> dict:
     rows (*_few), and with no rows_ kind bounded below in rows: how the sanitizer cases
     (profiling/sanitize_case.py) put two short rows on the tiles a large batch, or with `few_rows` one
     of a few hundred rows, takes."""
-    return {kind: {field: value for field, value in shape.items()
-                   if not (kind.startswith("rows_") and field == "from_sequences")}
-            for kind, shape in entry.items() if not kind.startswith("small_") and (few_rows or not kind.endswith("_few"))}
+    kept = (kind for kind in entry if not kind.startswith("small_") and (few_rows or not kind.endswith("_few")))
+    return {kind: {field: value for field, value in entry[kind].items()
+                   if not (kind.startswith("rows_") and field == "from_sequences")} for kind in kept}
 
 
 def entry_shape(entry: dict, vec: int) -> LaunchShape:
@@ -187,13 +187,14 @@ class Variant:
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry
         whose bounds the launch is within (at least `from_total_steps` and at most `to_total_steps`
-        steps in all, at least `from_sequences` and at most `to_sequences` sequences, at least
-        `from_length` and at most `to_length` steps a sequence, at least `from_rival_tiles` tiles of
-        its rival, below) and, on the 16-byte path, whose tile a sequence fills (fills_a_tile; any
-        part of it for a kind marked `any_fill`) and, for a kind with a `fill_edge`, whose tile_fill
-        times that edge is at least the tile_fill of its rival, the next kind within its bounds
-        whose tile a sequence fills, before that kind's own edge (P183); a launch a kind refuses goes
-        where the kinds after it send it; else the short shape (tuning.py says why)."""
+        steps in all, unless it has at most `any_total_to_sequences` sequences; at least
+        `from_sequences` and at most `to_sequences` sequences; at least `from_length` and at most
+        `to_length` steps a sequence; at least `from_rival_tiles` tiles of its rival, below) and, on
+        the 16-byte path, whose tile a sequence fills (fills_a_tile; any part of it for a kind marked
+        `any_fill`) and, for a kind with a `fill_edge`, whose tile_fill times that edge is at least
+        the tile_fill of its rival, the next kind within its bounds whose tile a sequence fills,
+        before that kind's own edge (P183); a launch a kind refuses goes where the kinds after it send
+        it; else the short shape (tuning.py says why)."""
         return self.launch_kind(arch, dtype, vec, length, num_seqs)[1]
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
@@ -209,7 +210,8 @@ class Variant:
         total = num_seqs * length
         for place, kind in enumerate(kinds):
             fields = entry.get(kind)
-            if (fields is None or not fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
+            if (fields is None or not (fields.get("from_total_steps", 0) <= total <= fields.get("to_total_steps", total)
+                                       or num_seqs <= fields.get("any_total_to_sequences", 0))
                     or not fields.get("from_sequences", 0) <= num_seqs <= fields.get("to_sequences", num_seqs)
                     or not fields.get("from_length", 0) <= length <= fields.get("to_length", length)):
                 continue

@@ -138,6 +138,19 @@ _P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217
          "above the largest launch measured ahead (128 x 3000, 384,000 steps)")
 
 
+_P221 = ("a wave of its tiles as a bound besides the steps: auto's A/B on an H200, two rounds (P220, P221; "
+         "profiling/results/h200/p220-ab-, p221-ab-2026-12-02-33.txt), scan time: 900 x 512 4.0 -> 3.3 us, 1000 x "
+         "480 4.3 -> 3.7, 240 x 1800 4.4 -> 3.8, 130 x 3300 4.7 -> 4.1, 230 x 2048 4.0-4.1 -> 3.6-3.7, 110 x 4096 and "
+         "450 x 1024 even to +3 %; a bound of a wave alone lost past a wave to the 24-step rows_ tiles (600 x 600 "
+         "5.3 -> 5.5)")
+_P222 = ("row warps, a row a warp (lookback.cu's SEQUENCES_PER_TILE): auto's A/B on an H200, two rounds (P222, "
+         "profiling/results/h200/p222-ab-2026-12-02-33.txt), scan time against one-warp tiles (32 x 4, 32 x 8 at 32 "
+         "blocks an SM): 131072 x 128 92.6-93.1 -> 51.4-51.8 us (0.53 -> 0.95 of copy), 262144 x 64 231 -> 144, "
+         "100000 x 100 89.6 -> 58.8, 8192 x 128 7.8 -> 4.4, 65536 x 256 60.0-60.2 -> 49.6-49.8, 50000 x 200 58.0 -> "
+         "39.5-39.9, 4096 x 256 5.7 -> 3.8; blocks of 4 rows ran rows of 128 2-5 % ahead of blocks of 2 (64 x 4 at "
+         "32), rows of 256 even (64 x 8 at 24)")
+
+
 def _rows(threads: int, items: int, min_blocks: int, source: str, row_warps: bool = False, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
     any further `bounds`; with `row_warps`, a block of threads / 32 rows of up to 32 x `items` steps,
@@ -395,11 +408,13 @@ LOOKBACK_REGS = {
                       "0.828, 256 x 16384 0.914, 2^22 0.752; of 4 0.824, 0.898, 0.749; of 8 0.790, 0.846, 0.726",
         },
         # Small launches of short rows (P217): one tile's latency, which follows the steps a lane scans in
-        # turn, so 4 a lane; from about 2^20 steps the rows_ tiles below hold more in flight.
-        **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, _P217, to_total_steps=3 << 17)
+        # turn, so 4 a lane, while all its tiles fit one wave (132 SMs x its blocks an SM, P221) or the launch
+        # is small enough that a second wave costs less than the rows_ tiles' longer latency (P220).
+        **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
+                                         any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
-        "rows_128": _rows(64, 4, 32, _P215, row_warps=True),
-        "rows_256": _rows(64, 8, 24, _P215, row_warps=True),
+        "rows_128": _rows(128, 4, 16, _P222, row_warps=True),
+        "rows_256": _rows(128, 8, 12, _P222, row_warps=True),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),
         "rows_768": _rows(32, 24, 32, _P215),

@@ -270,18 +270,21 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_short_rows_take_a_tile_of_their_length():
-    """sm_90's kinds for short rows (P213, P215, P217): launches of two rows or more, at most 3 x 2^17
-    steps in all, take a tile of 4 steps a lane, the shortest that holds a row; larger batches of rows of at
-    most 2048 steps a tile of the rows_ kinds, the shortest that holds the row (head counted), however
-    little of it the row fills; rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there. One sequence,
-    rows past 4096 steps, and rows past 2048 steps above the bound keep the short tile."""
+    """sm_90's kinds for short rows (P213, P215, P217, P221, P222): launches of two rows or more, at most 3
+    x 2^17 steps in all or at most one wave of the tile, take a tile of 4 steps a lane, the shortest that
+    holds a row; larger batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that
+    holds the row (head counted), however little of it the row fills, rows of at most 256 steps four to a
+    block, a warp each; rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from
+    512 rows. One sequence, rows past 4096 steps, and rows past 2048 steps outside the bounds keep the
+    short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
             (100, 2, "small_128", 32, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
             (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
-            (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4),
-            (128, 131072, "rows_128", 64, 4), (100, 4000, "rows_128", 64, 4), (129, 4096, "rows_256", 64, 8),
-            (256, 65536, "rows_256", 64, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
+            (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4), (3000, 132, "small_4096", 1024, 4),
+            (2048, 264, "small_2048", 512, 4), (128, 4224, "small_128", 32, 4),
+            (128, 131072, "rows_128", 128, 4), (100, 4300, "rows_128", 128, 4), (129, 4096, "rows_256", 128, 8),
+            (256, 65536, "rows_256", 128, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
@@ -289,8 +292,8 @@ def test_short_rows_take_a_tile_of_their_length():
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // shape.sequences_per_tile))
-        assert shape.sequences_per_tile == (2 if kind in ("rows_128", "rows_256") else 1)  # row warps (P222)
-    for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 132), (3073, 4096)):
+        assert shape.sequences_per_tile == (4 if kind in ("rows_128", "rows_256") else 1)  # row warps (P222)
+    for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -311,8 +314,8 @@ def test_every_tuning_field_is_a_known_one():
     """Every field of every tuning entry is a LaunchShape field, a bound launch_shape reads, fill_edge
     or the source: a misspelt one would otherwise be ignored without a word."""
     shape_fields = {f.name for f in dataclasses.fields(registry.LaunchShape)} - {"vec"}
-    routing = {"from_total_steps", "to_total_steps", "from_sequences", "to_sequences", "from_length", "to_length",
-               "fill_edge", "from_rival_tiles", "any_fill", "source"}
+    routing = {"from_total_steps", "to_total_steps", "any_total_to_sequences", "from_sequences", "to_sequences",
+               "from_length", "to_length", "fill_edge", "from_rival_tiles", "any_fill", "source"}
     for variant in registry.VARIANTS.values():
         for (arch, dtype), entry in variant.table.items():
             for kind, shape in entry.items():
