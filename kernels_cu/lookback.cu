@@ -65,13 +65,14 @@
 //                  memory, from which the second pass runs each lane's steps one fma at a time: no
 //                  second warp scan and no rewrite. One-wave launches are held by the tile's own
 //                  shuffles and shared-memory traffic (profiling/NOTES.md, items 90 and 93).
-//   SEQUENCES_PER_TILE 1: the block scans one tile of one sequence; WARPS (row warps): each warp
-//                  scans a whole sequence of its own, sequence tile * WARPS + warp, of at most 32 *
-//                  ITEMS steps (the host sends only such rows, one tile a row, on the 16-byte path):
-//                  no warp waits on another and no tile on another, so nothing is published or
-//                  polled. What it buys is blocks of more than one warp for rows too short for one
-//                  warp's span: an SM takes at most 32 blocks, so one-warp tiles hold at most 32
-//                  rows an SM in flight (profiling/NOTES.md, item 127).
+//   SEQUENCES_PER_TILE 1: the block scans one tile of one sequence; WARPS, 2 WARPS or 4 WARPS (row
+//                  warps): each warp, or each group of 16 or 8 of its lanes (ROW_LANES; then a lane
+//                  holds one chunk, ITEMS = VEC), scans a whole sequence of its own, sequence tile *
+//                  SEQUENCES_PER_TILE + threadIdx.x / ROW_LANES, of at most ROW_LANES * ITEMS steps
+//                  (the host sends only such rows, one tile a row, on the 16-byte path): no row waits
+//                  on another, so nothing is published or polled. What it buys is blocks of more than
+//                  one row for rows too short for one warp's span: an SM takes at most 32 blocks, so
+//                  one-warp tiles hold at most 32 rows an SM in flight (profiling/NOTES.md, item 127).
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -107,8 +108,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
     constexpr bool ROW_WARPS = SEQUENCES_PER_TILE > 1;
-    static_assert(!ROW_WARPS || (SEQUENCES_PER_TILE == WARPS && VEC == 4 && PROTOCOL_WARP == 0 && RUN_CHUNKS == 1),
-                  "row warps: a sequence a warp, 16-byte steps, no protocol warp, no runs");
+    constexpr int ROW_LANES = ROW_WARPS ? BLOCK_THREADS / SEQUENCES_PER_TILE : WARP_SIZE;  // lanes scanning a row
+    static_assert(!ROW_WARPS || (SEQUENCES_PER_TILE * ROW_LANES == BLOCK_THREADS && VEC == 4 && PROTOCOL_WARP == 0 &&
+                                 RUN_CHUNKS == 1 && (ROW_LANES == WARP_SIZE || (ITEMS == VEC &&
+                                 (ROW_LANES == 16 || ROW_LANES == 8)))),
+                  "row warps: a sequence a warp, or one chunk a lane and a sequence to 16 or 8 lanes; "
+                  "16-byte steps, no protocol warp, no runs");
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     constexpr int RUN = RUN_CHUNKS;
     constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
@@ -146,10 +151,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    // With row warps, the tile is this warp's sequence (tile_state.cuh's claim_tile); a warp past the
-    // last sequence loads, scans and stores nothing, but keeps to the block's barriers.
+    // With row warps, the tile is this thread's row (tile_state.cuh's claim_tile); a row's lanes past
+    // the last sequence load, scan and store nothing, but keep to the block's barriers.
     const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST,
-                                           SEQUENCES_PER_TILE);
+                                           SEQUENCES_PER_TILE, ROW_LANES);
     const bool past_last_sequence = ROW_WARPS && claimed.tile >= layout.num_seqs;
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
@@ -161,7 +166,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // from a line, whatever its length, without the host knowing where each row starts.
     const int row_head = VEC == 4 && layout.head
         ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
-    const TileSteps<ROW_WARPS ? WARP_SIZE * ITEMS : TILE> steps(claimed, chunk, layout, a, b, out, row_head);
+    const TileSteps<ROW_WARPS ? ROW_LANES * ITEMS : TILE> steps(claimed, chunk, layout, a, b, out, row_head);
     const int valid = past_last_sequence ? 0 : steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;
@@ -172,6 +177,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // shared memory, packed per warp: staged chunk c sits at staged_slot(c). With runs, lane l also
     // reads vector j of run r, which starts at step run_first(r, j), from run_slot(r, j).
     const int warp_first = ROW_WARPS ? 0 : warp_span_start<ITEMS>(int(warp));
+    const int step_lane = int(lane) % ROW_LANES;  // this lane's place among its row's lanes (its warp's lane)
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) {
         return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));
@@ -196,8 +202,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // page as step 0, so the read cannot fault, and inside the allocation wherever the allocation
     // starts on a line (cudaMalloc's start at least 256-byte aligned: CUDA C++ Programming Guide,
     // "Device Memory Accesses"). They are not the caller's: every read here makes them the
-    // identity. Only lanes 0-7 of warp 0 (of every warp, with row warps) hold them, in chunk 0 (head
-    // < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps the rewrite composes
+    // identity. Only lanes 0-7 of warp 0 (of every row's lanes, with row warps) hold them, in chunk 0
+    // (head < 32 < 32 * VEC; a register chunk wherever there are runs), so the maps the rewrite composes
     // from the warp span's start stay the identity there too, and the final store skips them.
     const int head = VEC == 4 && (warp == 0 || ROW_WARPS) ? steps.head : 0;
     auto chunk_maps = [&](int c, Affine<float> (&maps)[VEC]) {
@@ -206,12 +212,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             for (int v = 0; v < VEC; ++v) maps[v] = held[c < REGISTER_CHUNKS ? c : 0][v];
         } else {
             read_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
-                             first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+                             first_step<VEC>(warp_first, c, step_lane), valid, maps);
         }
         if (c == 0 && head > 0) {
 #pragma unroll
             for (int v = 0; v < VEC; ++v)
-                if (first_step<VEC>(warp_first, 0, int(lane)) + v < head) maps[v] = affine_identity<float>();
+                if (first_step<VEC>(warp_first, 0, step_lane) + v < head) maps[v] = affine_identity<float>();
         }
     };
     // Lane l's maps of vector j of run r (steps past the sequence's end are identities).
@@ -222,9 +228,9 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // composed serially, scanned across the warp; returns the map from the warp span's start to just
     // before this lane's first step of the piece, and moves `warp_running` past the piece.
     auto lane_prefix_of = [&](Affine<float> lane_map, Affine<float>& warp_running) {
-        const Affine<float> inclusive = warp_inclusive_scan(lane_map);
-        const Affine<float> prefix = compose(exclusive_from_inclusive(inclusive), warp_running);
-        warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
+        const Affine<float> inclusive = warp_inclusive_scan<ROW_LANES>(lane_map);
+        const Affine<float> prefix = compose(exclusive_from_inclusive<ROW_LANES>(inclusive), warp_running);
+        warp_running = compose(shuffle_map<ROW_LANES>(inclusive, ROW_LANES - 1), warp_running);
         return prefix;
     };
     auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {
@@ -250,11 +256,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         // cannot check the group counts; the GPU tests do.)
 #pragma unroll
         for (int c = 0; c < REGISTER_CHUNKS; ++c)
-            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+            load_steps<VEC>(a_tile, b_tile, layout.in_time_stride, first_step<VEC>(warp_first, c, step_lane), valid,
                             held[c]);
 #pragma unroll
         for (int c = REGISTER_CHUNKS; c < CHUNKS; ++c) {
-            const int first = first_step<VEC>(warp_first, c, int(lane));
+            const int first = first_step<VEC>(warp_first, c, step_lane);
             stage_steps<VEC>(staged_a + staged_slot(c), a_tile, layout.in_time_stride, first, valid);
             stage_steps<VEC>(staged_b + staged_slot(c), b_tile, layout.in_time_stride, first, valid);
             if (STAGE_GROUPS_USED > 1 && (c + 1 == CHUNKS || stage_group(c + 1) != stage_group(c)))
@@ -326,7 +332,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
                 for (int v = 0; v < VEC; ++v) held[c < REGISTER_CHUNKS ? c : 0][v] = maps[v];
             } else {
                 write_staged<VEC>(staged_a + staged_slot(c), staged_b + staged_slot(c),
-                                  first_step<VEC>(warp_first, c, int(lane)), valid, maps);
+                                  first_step<VEC>(warp_first, c, step_lane), valid, maps);
             }
         }
     }
@@ -361,7 +367,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
 #pragma unroll
             for (int v = 0; v < VEC; ++v) states[v] = state = apply(maps[v], state);
         }
-        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid, states,
+        store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, step_lane), valid, states,
                          head);
     }
     // Runs: each lane's steps of a run from its kept prefix, one fma at a time. The states are in
@@ -387,7 +393,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
             for (int c = REGISTER_CHUNKS + r * RUN; c < REGISTER_CHUNKS + (r + 1) * RUN; ++c) {
                 float states[VEC];
                 read_states(staged_a + staged_slot(c), states);
-                store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, int(lane)), valid,
+                store_steps<VEC>(out_tile, layout.out_time_stride, first_step<VEC>(warp_first, c, step_lane), valid,
                                  states, head);
             }
         }

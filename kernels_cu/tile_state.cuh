@@ -407,7 +407,7 @@ constexpr unsigned STAGGER_NS = 4000;
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
                                                   bool stagger = false, bool chunks_first = false,
-                                                  int row_warps = 1) {
+                                                  int rows_a_tile = 1, int threads_a_row = WARP_SIZE) {
     if (threadIdx.x == 0) {
         unsigned sm_count;
         asm volatile("mov.u32 %0, %%nsmid;" : "=r"(sm_count));
@@ -426,15 +426,17 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
             draw_ticket(ws, num_tiles, ticket, claimed.generation);
         }
         claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
-        if (row_warps == 1) sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
+        if (rows_a_tile == 1)
+            sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }
     __syncthreads();
-    if (row_warps == 1) return shared;
+    if (rows_a_tile == 1) return shared;
     // Row warps (lookback.cu's SEQUENCES_PER_TILE, one tile a sequence): the ticket names a group of
-    // `row_warps` sequences, of which warp w scans the w-th; one past the last still gets an origin.
+    // `rows_a_tile` sequences, of which the threads scanning the r-th row (`threads_a_row` of them, a
+    // warp or part of one) take the r-th; one past the last still gets an origin.
     ClaimedTile mine = shared;
-    mine.tile = shared.tile * row_warps + (threadIdx.x >> 5);
+    mine.tile = shared.tile * rows_a_tile + threadIdx.x / threads_a_row;
     sequence_origins(layout, min(mine.tile, layout.num_seqs - 1), mine.in_offset, mine.out_offset);
     return mine;
 }

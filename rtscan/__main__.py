@@ -102,7 +102,9 @@ def route_command(args) -> int:
         blocks = f"{shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM"
         tiles = f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {launch.num_tiles} in all"
         if shape.sequences_per_tile > 1:  # lookback.cu's row warps
-            tiles = f"a warp a row, {launch.num_tiles} blocks of {shape.sequences_per_tile} rows"
+            lanes = shape.block_threads // shape.sequences_per_tile
+            tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} blocks of "
+                     f"{shape.sequences_per_tile} rows")
         filled = 100 * length / (per_seq * shape.steps_per_sequence)
         print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
               f"({steps}, {blocks}), {tiles}, the steps filling {filled:.3g} % of them")

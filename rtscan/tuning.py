@@ -151,14 +151,13 @@ _P222 = ("row warps, a row a warp (lookback.cu's SEQUENCES_PER_TILE): auto's A/B
          "32), rows of 256 even (64 x 8 at 24)")
 
 
-def _rows(threads: int, items: int, min_blocks: int, source: str, row_warps: bool = False, **bounds) -> dict:
+def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
-    any further `bounds`; with `row_warps`, a block of threads / 32 rows of up to 32 x `items` steps,
-    a warp each (lookback.cu's SEQUENCES_PER_TILE)."""
-    rows_a_block = {"sequences_per_tile": threads // 32} if row_warps else {}
+    any further `bounds`; with `rows_a_block`, a block of that many rows of threads x items / rows_a_block
+    steps at most, a warp or part of one each (lookback.cu's SEQUENCES_PER_TILE)."""
+    row_warps = {"sequences_per_tile": rows_a_block} if rows_a_block > 1 else {}
     return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks,
-                to_length=threads * items // (threads // 32 if row_warps else 1), source=source, **rows_a_block,
-                **bounds)
+                to_length=threads * items // rows_a_block, source=source, **row_warps, **bounds)
 
 
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
@@ -413,8 +412,11 @@ LOOKBACK_REGS = {
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
                                          any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
-        "rows_128": _rows(128, 4, 16, _P222, row_warps=True),
-        "rows_256": _rows(128, 8, 12, _P222, row_warps=True),
+        # Rows of 64 and 32 steps on 16 and 8 lanes each (P223), 64 an SM as rows_128.
+        "rows_32": _rows(128, 4, 16, "P223 candidate", rows_a_block=16),
+        "rows_64": _rows(128, 4, 16, "P223 candidate", rows_a_block=8),
+        "rows_128": _rows(128, 4, 16, _P222, rows_a_block=4),
+        "rows_256": _rows(128, 8, 12, _P222, rows_a_block=4),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),
         "rows_768": _rows(32, 24, 32, _P215),

@@ -101,8 +101,9 @@ def launch_key(shape) -> tuple:
     walk lanes, tiles per segment, protocol warp, chunks first, run chunks, register items where
     there are runs, else 0: only then do they change the arithmetic). A block of row warps
     (lookback.cu's SEQUENCES_PER_TILE) scans each of its rows as a one-warp tile does, step for step
-    and bit for bit, so it is that tile's key (32 threads)."""
-    return (shape.block_threads // shape.sequences_per_tile, shape.items, shape.vec, shape.lookback_depth,
+    and bit for bit, so it is that tile's key (32 threads): a row of 16 or 8 lanes as the first 16 or 8
+    lanes of a warp whose others hold only steps past the row's end (warp_scan.cuh)."""
+    return (32 if shape.sequences_per_tile > 1 else shape.block_threads, shape.items, shape.vec, shape.lookback_depth,
             shape.walk_lanes, shape.segment_tiles, shape.protocol_warp, shape.chunks_first, shape.run_chunks,
             shape.register_items if shape.run_chunks > 1 else 0)
 

@@ -464,6 +464,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (768, "rows", "rows_768"), (512, "rows", "rows_512"),
                                                (384, "rows", "rows_384"),
                                                (256, "rows", "rows_256"), (128, "rows", "rows_128"),
+                                               (64, "rows", "rows_64"), (32, "rows", "rows_32"),
                                                (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
                                                (256, "plain", "small_256")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):

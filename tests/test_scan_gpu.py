@@ -192,7 +192,7 @@ def test_rows_at_every_distance_past_a_line(rng, length, out_place):
                                    (64, 65537), (1000, 5001), (2048, 10001), (96, 65536), (400, 16900),
                                    (250, 17000), (4096, 1024), (1024, 2048), (8192, 512), (3000, 1000),
                                    (1024, 1024), (1000, 1500), (4096, 700), (2048, 250), (2, 500), (40, 2000),
-                                   (100, 3000), (4501, 100), (2301, 250), (3001, 2500)], ids=str)
+                                   (100, 3000), (4501, 100), (2301, 250), (3001, 2500), (70001, 20), (100001, 60)], ids=str)
 def test_shapes_as_tuned(rng, shape):
     """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
     below and above sm_90's from_total_steps, whichever shape each gets; 1000 rows of 18432 steps
@@ -203,16 +203,16 @@ def test_shapes_as_tuned(rng, shape):
     row (P213, P215: 128 x 8, 128 x 16, 64 x 16, 64 x 24, 32 x 12, 32 x 16, 32 x 24), rows of 1000 off their
     lines; small launches on 4 steps a lane (P217: 2 x 500, 40 x 2000, 100 x 3000); odd counts of rows on
     rows_128 and rows_256, blocks of four rows a warp each, whose last block has one (P222: 4501 x 100, 2301 x
-    250), and on rows_3072 (3001 x 2500)."""
+    250; P223: 70001 x 20 and 100001 x 60, rows of 8 and 16 lanes), and on rows_3072 (3001 x 2500)."""
     a_np, b_np = regime(rng, "mixed", shape)
     scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
 
 
-@pytest.mark.parametrize("length", [100, 128, 250, 256])
+@pytest.mark.parametrize("length", [20, 32, 50, 64, 100, 128, 250, 256])
 def test_row_warps_with_h0_and_an_odd_count_of_rows(rng, length, monkeypatch):
-    """The tiles of rows_128 and rows_256 (P222): blocks of several rows, a warp each. Three rows with
-    h0 (without the small_ kinds, which three rows would take), so the last block's last warp has no
-    row: it must write nothing, and every row start from its own h0."""
+    """The tiles of rows_32 to rows_256 (P222, P223): blocks of several rows, a warp or 16 or 8 lanes
+    each. Three rows with h0 (without the small_ kinds, which three rows would take), so the block's
+    last lanes have no row: they must write nothing, and every row start from its own h0."""
     variant = rtscan.registry.resolve("auto")
     arch = _kernels.device_arch(0)
     without_kinds(monkeypatch, variant, arch, tuple(k for k in rtscan.registry.ROWS_KINDS if k.startswith("small_")))
