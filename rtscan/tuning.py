@@ -150,6 +150,11 @@ _P222 = ("row warps, a row a warp (lookback.cu's SEQUENCES_PER_TILE): auto's A/B
          "39.5-39.9, 4096 x 256 5.7 -> 3.8; blocks of 4 rows ran rows of 128 2-5 % ahead of blocks of 2 (64 x 4 at "
          "32), rows of 256 even (64 x 8 at 24)")
 
+_P223 = ("rows of 16 and 8 lanes (row warps of part of a warp): auto's A/B on an H200, two rounds (P223, profiling/"
+         "results/h200/p223-ab-2026-12-02-33.txt), scan time against rows_128's warps: 262144 x 64 144.5 -> 50.3 us "
+         "(0.34 -> 0.97 of copy), 524288 x 32 285.7 -> 49.5 (0.17 -> 0.99), 600000 x 20 348.4 -> 80.6, 200000 x 50 "
+         "122 -> 64.5, 65536 x 64 37.6 -> 13.8, 16384 x 64 10.5 -> 4.2")
+
 
 def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
@@ -412,9 +417,9 @@ LOOKBACK_REGS = {
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
                                          any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
-        # Rows of 64 and 32 steps on 16 and 8 lanes each (P223), 64 an SM as rows_128.
-        "rows_32": _rows(128, 4, 16, "P223 candidate", rows_a_block=16),
-        "rows_64": _rows(128, 4, 16, "P223 candidate", rows_a_block=8),
+        # Rows of at most 64 and 32 steps on 16 and 8 lanes each (P223).
+        "rows_32": _rows(128, 4, 16, _P223, rows_a_block=16),
+        "rows_64": _rows(128, 4, 16, _P223, rows_a_block=8),
         "rows_128": _rows(128, 4, 16, _P222, rows_a_block=4),
         "rows_256": _rows(128, 8, 12, _P222, rows_a_block=4),
         "rows_384": _rows(32, 12, 32, _P215),
