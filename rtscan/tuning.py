@@ -61,10 +61,11 @@ from .errors import UnsupportedError
 #   the "small_" and "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no
 #            other tile is short enough for their rows), the shortest tile first: for batches of rows of
 #            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
-#            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps,
-#            4 steps a lane on 32 to 1024 threads (one tile's latency: P217); rows_ above, tiles of 128 to
-#            2048 steps on 32 to 128 threads, where the short tile ran rows of 128-2048 steps one a
-#            mostly empty tile at 0.03-0.58 of the copy (P213, P215);
+#            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
+#            of rows that fit one wave of its tiles, 4 steps a lane on 32 to 1024 threads (one tile's
+#            latency: P217, P221); rows_ above, rows of 32 to 3072 steps, up to 256 several to a block
+#            (row warps, P222, P223), where the short tile ran rows of 32-3072 steps one a mostly empty
+#            tile at 0.01-0.73 of the copy (P213, P215, P218);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -110,8 +111,9 @@ _BATCH_TILE_SM90 = {
 # sm_90's tiles for short rows (P213, P215), one a row, each taking any row it holds (the shortest
 # that does, registry.ROWS_KINDS): no register chunks; a row of one tile never polls, so the
 # look-back fields are the short tile's. What pays is the bytes an SM holds in flight, blocks x tile:
-# one warp a tile at 32 blocks an SM (the most an SM takes) up to 768 steps, then as many blocks as
-# spill-free registers (64 a thread at 1024 threads an SM) and shared memory allow.
+# up to 256 steps several rows a block, a warp or 16 or 8 lanes each (an SM takes at most 32 blocks),
+# one warp a tile at 32 blocks an SM up to 768 steps, then as many blocks as spill-free registers (64 a
+# thread at 1024 threads an SM) and shared memory allow.
 _ROWS_SM90 = {"lookback_depth": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "from_sequences": 2,
               "any_fill": True}
 _P213 = ("sweep.py on an H200, 2026-12-02, each tile forced on rows of its length, 2^24 steps in all (P213, "
