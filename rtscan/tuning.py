@@ -64,8 +64,8 @@ from .errors import UnsupportedError
 #            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
 #            of rows that fit one wave of its tiles, 4 steps a lane on 32 to 1024 threads (one tile's
 #            latency: P217, P221); rows_ above, rows of 32 to 3072 steps, up to 256 several to a block
-#            (row warps, P222, P223), where the short tile ran rows of 32-3072 steps one a mostly empty
-#            tile at 0.01-0.73 of the copy (P213, P215, P218);
+#            (row warps, P222, P223), where the short tile ran rows of 128-3072 steps one a mostly
+#            empty tile at 0.03-0.73 of the copy (P213, P215, P218);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
