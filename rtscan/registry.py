@@ -26,7 +26,7 @@ class LaunchShape:
     run_chunks: int = 1  # more: staged chunks read back in runs of this many, prefixes kept (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
-    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), a warp each (lookback.cu)
+    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), a row a warp (lookback.cu)
 
     @property
     def tile(self) -> int:

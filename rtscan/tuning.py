@@ -147,11 +147,10 @@ _P221 = ("a wave of its tiles as a bound besides the steps: auto's A/B on an H20
          "5.3 -> 5.5)")
 _P222 = ("row warps, a row a warp (lookback.cu's SEQUENCES_PER_TILE): auto's A/B on an H200, two rounds (P222, "
          "profiling/results/h200/p222-ab-2026-12-02-33.txt), scan time against one-warp tiles (32 x 4, 32 x 8 at 32 "
-         "blocks an SM): 131072 x 128 92.6-93.1 -> 51.4-51.8 us (0.53 -> 0.95 of copy), 262144 x 64 231 -> 144, "
+         "blocks an SM): 131072 x 128 92.8-93.1 -> 51.4-51.8 us (0.53 -> 0.95 of copy), 262144 x 64 231 -> 144, "
          "100000 x 100 89.6 -> 58.8, 8192 x 128 7.8 -> 4.4, 65536 x 256 60.0-60.2 -> 49.6-49.8, 50000 x 200 58.0 -> "
          "39.5-39.9, 4096 x 256 5.7 -> 3.8; blocks of 4 rows ran rows of 128 2-5 % ahead of blocks of 2 (64 x 4 at "
          "32), rows of 256 even (64 x 8 at 24)")
-
 _P223 = ("rows of 16 and 8 lanes (row warps of part of a warp): auto's A/B on an H200, two rounds (P223, profiling/"
          "results/h200/p223-ab-2026-12-02-33.txt), scan time against rows_128's warps: 262144 x 64 144.5 -> 50.3 us "
          "(0.34 -> 0.97 of copy), 524288 x 32 285.7 -> 49.5 (0.17 -> 0.99), 600000 x 20 348.4 -> 80.6, 200000 x 50 "
