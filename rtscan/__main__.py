@@ -103,8 +103,8 @@ def route_command(args) -> int:
         tiles = f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {launch.num_tiles} in all"
         if shape.sequences_per_tile > 1:  # lookback.cu's row warps
             lanes = shape.block_threads // shape.sequences_per_tile
-            tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} blocks of "
-                     f"{shape.sequences_per_tile} rows")
+            tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} "
+                     f"block{'s' if launch.num_tiles > 1 else ''} of {shape.sequences_per_tile} rows")
         filled = 100 * length / (per_seq * shape.steps_per_sequence)
         print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
               f"({steps}, {blocks}), {tiles}, the steps filling {filled:.3g} % of them")
