@@ -85,8 +85,8 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for
 # batches of rows shorter than any other kind's tile, one tile a row, the shortest tile first: a row
 # takes the shortest that holds it (tuning.py says which launches each family takes).
-ROWS_KINDS = ("small_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096", "rows_32", "rows_64",
-              "rows_128", "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
+ROWS_KINDS = ("rows_32", "rows_64", "rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
+              "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
               "rows_2048", "rows_3072")
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
                "large", "long", "fewest", "few") + ROWS_KINDS
@@ -199,7 +199,7 @@ class Variant:
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
         """(kind, shape) of launch_shape: which of SHAPE_KINDS, or "short", gave the shape (kinds may
-        share a shape: short_batch, over_wave and short_fill; small_128 and rows_128)."""
+        share a shape: short_batch, over_wave and short_fill)."""
         entry = tuning.lookup(self.table, arch, dtype)
         return self._first_kind(entry, SHAPE_KINDS, vec if self.vector_steps else 1, length, num_seqs)
 

@@ -62,10 +62,11 @@ from .errors import UnsupportedError
 #            other tile is short enough for their rows), the shortest tile first: for batches of rows of
 #            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
 #            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
-#            of rows that fit one wave of its tiles, 4 steps a lane on 32 to 1024 threads (one tile's
+#            of rows that fit one wave of its tiles, 4 steps a lane on 64 to 1024 threads (one tile's
 #            latency: P217, P221); rows_ above, rows of 32 to 3072 steps, up to 256 several to a block
-#            (row warps, P222, P223), where the short tile ran rows of 128-3072 steps one a mostly
-#            empty tile at 0.03-0.73 of the copy (P213, P215, P218);
+#            (row warps, P222, P223; rows of at most 128 steps take them in small launches too, P224),
+#            where the short tile ran rows of 128-3072 steps one a mostly empty tile at 0.03-0.73 of the
+#            copy (P213, P215, P218);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -417,7 +418,7 @@ LOOKBACK_REGS = {
         # is small enough that a second wave costs less than the rows_ tiles' longer latency (P220).
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
                                          any_total_to_sequences=132 * min_blocks)
-           for threads, min_blocks in ((32, 32), (64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
+           for threads, min_blocks in ((64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
         # Rows of at most 64 and 32 steps on 16 and 8 lanes each (P223).
         "rows_32": _rows(128, 4, 16, _P223, rows_a_block=16),
         "rows_64": _rows(128, 4, 16, _P223, rows_a_block=8),

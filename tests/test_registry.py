@@ -270,19 +270,20 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_short_rows_take_a_tile_of_their_length():
-    """sm_90's kinds for short rows (P213, P215, P217, P221, P222): launches of two rows or more, at most 3
-    x 2^17 steps in all or at most one wave of the tile, take a tile of 4 steps a lane, the shortest that
-    holds a row; larger batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that
-    holds the row (head counted), however little of it the row fills, rows of at most 256 steps four to a
-    block, a warp each; rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from
-    512 rows. One sequence, rows past 4096 steps, and rows past 2048 steps outside the bounds keep the
-    short tile."""
+    """sm_90's kinds for short rows (P213, P215, P217, P221-P224): launches of two rows or more of at most
+    128 steps take rows of 8, 16 or 32 lanes, several a block; of longer rows, at most 3 x 2^17 steps in
+    all or at most one wave of the tile, a tile of 4 steps a lane, the shortest that holds a row; larger
+    batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
+    counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
+    rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows. One
+    sequence, rows past 4096 steps, and rows past 2048 steps outside the bounds keep the short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
-            (100, 2, "small_128", 32, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
+            (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
             (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
             (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4), (3000, 132, "small_4096", 1024, 4),
-            (2048, 264, "small_2048", 512, 4), (128, 4224, "small_128", 32, 4),
+            (2048, 264, "small_2048", 512, 4), (128, 4224, "rows_128", 128, 4), (60, 2, "rows_64", 128, 4),
+            (20, 3000, "rows_32", 128, 4),
             (128, 131072, "rows_128", 128, 4), (100, 4300, "rows_128", 128, 4), (129, 4096, "rows_256", 128, 8),
             (256, 65536, "rows_256", 128, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
@@ -292,7 +293,8 @@ def test_short_rows_take_a_tile_of_their_length():
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // shape.sequences_per_tile))
-        assert shape.sequences_per_tile == (4 if kind in ("rows_128", "rows_256") else 1)  # row warps (P222)
+        rows_a_block = {"rows_32": 16, "rows_64": 8, "rows_128": 4, "rows_256": 4}.get(kind, 1)
+        assert shape.sequences_per_tile == rows_a_block  # row warps (P222, P223)
     for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
@@ -459,7 +461,8 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"), (1536, "rows", "rows_1536"),
+                                               (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"),
+                                               (1536, "rows", "rows_1536"),
                                                (1024, "rows", "rows_1024"), (1024, "few_rows", "rows_1024_few"),
                                                (768, "rows", "rows_768"), (512, "rows", "rows_512"),
                                                (384, "rows", "rows_384"),
