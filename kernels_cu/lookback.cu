@@ -72,7 +72,8 @@
 //                  (the host sends only such rows, one tile a row, on the 16-byte path): no row waits
 //                  on another, so nothing is published or polled. What it buys is blocks of more than
 //                  one row for rows too short for one warp's span: an SM takes at most 32 blocks, so
-//                  one-warp tiles hold at most 32 rows an SM in flight (profiling/NOTES.md, item 127).
+//                  one-warp tiles hold at most 32 rows an SM in flight (profiling/NOTES.md, items 127
+//                  and 133).
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -172,12 +173,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const float* b_tile = steps.b;
     float* out_tile = steps.out;
 
-    // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, lane) .. + VEC of
-    // the tile. Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
+    // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, step_lane) .. + VEC of
+    // the tile (of its row, with row warps: step_lane is its place among the row's lanes). Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
     // shared memory, packed per warp: staged chunk c sits at staged_slot(c). With runs, lane l also
     // reads vector j of run r, which starts at step run_first(r, j), from run_slot(r, j).
     const int warp_first = ROW_WARPS ? 0 : warp_span_start<ITEMS>(int(warp));
-    const int step_lane = int(lane) % ROW_LANES;  // this lane's place among its row's lanes (its warp's lane)
+    const int step_lane = int(lane) % ROW_LANES;
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) {
         return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));

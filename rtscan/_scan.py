@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _arrays, _driver, _kernels, _layout, _nvtx, _workspace, registry, tuning
-from .errors import InputError, InputTypeError
+from .errors import InputError, InputTypeError, RtscanError
 
 _MAX_GRID = 2**31 - 1
 
@@ -257,6 +257,11 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
+    if shape.sequences_per_tile > 1 and chosen.source == "lookback.cu" and tiles_per_seq > 1:
+        # lookback.cu's row warps scan one tile of each row and nothing after it: a table whose kind
+        # takes longer rows would drop their ends without a word.
+        raise RtscanError(f"{arch}'s {kind} shape takes rows of at most {shape.steps_per_sequence} steps, "
+                          f"given {plan.length + longest} (its to_length in rtscan/tuning.py is wrong)")
     # Descriptors are read and written only when a sequence spans several tiles.
     descriptors = num_tiles * shape.sequences_per_tile if tiles_per_seq > 1 else 0
     grids = {"tiles": num_tiles, "sequences": plan.num_seqs,

@@ -26,7 +26,8 @@ class LaunchShape:
     run_chunks: int = 1  # more: staged chunks read back in runs of this many, prefixes kept (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
-    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), a row a warp (lookback.cu)
+    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), rows of a warp or
+    # of 16 or 8 lanes each (lookback.cu's row warps)
 
     @property
     def tile(self) -> int:
@@ -83,8 +84,9 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
 # for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
 # launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for
-# batches of rows shorter than any other kind's tile, one tile a row, the shortest tile first: a row
-# takes the shortest that holds it (tuning.py says which launches each family takes).
+# batches of rows shorter than any other kind's tile, one tile a row: the row warps for rows of at most
+# 128 steps, then the small_ tiles, then the other rows_ tiles, each family's shortest tile first, so a
+# row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
 ROWS_KINDS = ("rows_32", "rows_64", "rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
               "rows_2048", "rows_3072")

@@ -416,7 +416,8 @@ LOOKBACK_REGS = {
         # Small launches of short rows (P217): one tile's latency, which follows the steps a lane scans in
         # turn, so 4 a lane, while all its tiles fit one wave (132 SMs x its blocks an SM, P221) or the launch
         # has at most 3 x 2^17 steps (a bound of a wave alone lost 1.5-4 % past it to the rows_ tiles of 24
-        # steps a lane, P220).
+        # steps a lane, P220). 132: an H200's SMs; sm_100 falls back to this entry (a B200 has 148), not
+        # measured there.
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
                                          any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},

@@ -166,6 +166,17 @@ def test_auto_sees_a_replaced_columns_lookback_entry(recorder, monkeypatch):
     assert recorder.shape.items == 2 and first.items != 2
 
 
+def test_a_row_warp_kind_refuses_rows_longer_than_its_span(monkeypatch):
+    """lookback.cu's row warps scan one tile of each row: a table whose row-warp kind took longer rows
+    (to_length past its span) would drop their ends, so prepare refuses the launch, naming the kind."""
+    table = registry.VARIANTS["lookback_regs"].table
+    entry = table[("sm_90", "float32")]
+    assert _scan.contiguous_launch("auto", 5000, 128, "sm_90").kind == "rows_128"  # rows on their lines
+    monkeypatch.setitem(table, ("sm_90", "float32"), {**entry, "rows_64": dict(entry["rows_64"], to_length=128)})
+    with pytest.raises(RtscanError, match="rows_64 shape takes rows of at most 64 steps, given 128"):
+        _scan.contiguous_launch("auto", 5000, 128, "sm_90")
+
+
 def test_no_launch_when_the_scratch_cannot_grow_during_capture(recorder):
     launch("three_pass", (1, 1000))
     recorder.events.clear()
