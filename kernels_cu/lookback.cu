@@ -306,12 +306,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         const Affine<float> tile_map = shuffle_map(warps_inclusive, WARPS - 1);
         const Affine<float> warps_exclusive = exclusive_from_inclusive(warps_inclusive);
         SegmentPrefix segment_held;  // lane 0's segment prefix during the look-back
-        // A row of one tile waits for nothing: its carry is its h0, as tile_carry would return it,
-        // without tile_carry's scan of segment mates on the way (P225).
-        const float carry = tiles_per_seq == 1 ? (h0 != nullptr ? h0[seq] : 0.0f)
-                                               : tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
-                                                     ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map,
-                                                     segment_held);
+        const float carry = tile_carry<LOOKBACK_DEPTH, WALK_LANES, SEGMENT, ATOMIC_POLLS != 0>(
+            ws, h0, tile, seq, chunk, tiles_per_seq, generation, tile_map, segment_held);
         // With one warp, the compiler reads shared_warp_prefix's one element above in every lane (the
         // lanes past WARPS drop the value): this barrier orders those reads before lane 0's write.
         if (WARPS == 1) __syncwarp();

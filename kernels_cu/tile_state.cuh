@@ -335,6 +335,9 @@ template <int DEPTH, int LANES = WARP_SIZE, int SEGMENT = SEGMENT_TILES, bool AT
 __device__ __forceinline__ float tile_carry(const TileWorkspace& ws, const float* __restrict__ h0, long long tile,
                                             long long seq, long long chunk, long long tiles_per_seq,
                                             unsigned generation, Affine<float> tile_map, SegmentPrefix& held) {
+    // A sequence of one tile publishes nothing and waits for nothing: its carry is its h0, the value
+    // the protocol below would return, without its scan of segment mates on the way (P225).
+    if (tiles_per_seq == 1) return h0 != nullptr ? h0[seq] : 0.0f;
     const int lane = int(threadIdx.x) & (WARP_SIZE - 1);
     const int position = place_in_segment<SEGMENT>(chunk);
     const long long segment_position = segment_of<SEGMENT>(chunk);

@@ -35,8 +35,7 @@ _NO_FIRST_SCAN = ("            const Affine<float> prefix = chunk_prefix(maps, w
 _NO_RUN_SCAN = ("            kept(REGISTER_CHUNKS + r) = lane_prefix_of(lane_map, warp_running);",
                 "            kept(REGISTER_CHUNKS + r) = lane_map;\n"
                 "            warp_running = compose(lane_map, warp_running);")
-_NO_CARRY = ("        const float carry = tiles_per_seq == 1 ?",
-             "        const float carry = tile >= 0 ? 0.0f : tiles_per_seq == 1 ?")
+_NO_CARRY = ("        const float carry = tile_carry<", "        const float carry = tile >= 0 ? 0.0f : tile_carry<")
 TWINS = {"base": (), "norewrite": (_NO_REWRITE,), "nofirstscan": (_NO_FIRST_SCAN, _NO_RUN_SCAN),
          "nocarry": (_NO_CARRY,), "all": (_NO_REWRITE, _NO_FIRST_SCAN, _NO_RUN_SCAN, _NO_CARRY)}
 
