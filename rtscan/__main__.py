@@ -101,7 +101,7 @@ def route_command(args) -> int:
             steps += ", each row from its line" if launch.plan.layout.head == 32 else ", each row from its 16 bytes"
         blocks = f"{shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM"
         tiles = f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {launch.num_tiles} in all"
-        if shape.sequences_per_tile > 1:  # lookback.cu's row warps
+        if launch.variant.row_warps(shape):
             lanes = shape.block_threads // shape.sequences_per_tile
             tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} "
                      f"block{'s' if launch.num_tiles > 1 else ''} of {shape.sequences_per_tile} rows")

@@ -257,7 +257,7 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "
                          f"more than one launch can hold ({_MAX_GRID})")
-    if shape.sequences_per_tile > 1 and chosen.source == "lookback.cu" and tiles_per_seq > 1:
+    if chosen.row_warps(shape) and tiles_per_seq > 1:
         # lookback.cu's row warps scan one tile of each row and nothing after it: a table whose kind
         # takes longer rows would drop their ends without a word.
         raise RtscanError(f"{arch}'s {kind} shape takes rows of at most {shape.steps_per_sequence} steps, "

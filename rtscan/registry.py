@@ -181,6 +181,12 @@ class Variant:
     def shared_bytes(self, shape: LaunchShape) -> int:
         return self.dynamic_shared(shape)
 
+    def row_warps(self, shape: LaunchShape) -> bool:
+        """Whether `shape` is lookback.cu's row warps: a block of several whole rows, a warp or 16 or 8
+        lanes each, one tile a row and no look-back (columns_lookback's tiles of several sequences
+        are lanes across them instead)."""
+        return self.source == "lookback.cu" and shape.sequences_per_tile > 1
+
     def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:
         """(tiles a sequence, tiles in all) of a launch over `num_seqs` sequences of `length` steps."""
         tiles_per_seq = -(-length // shape.steps_per_sequence)

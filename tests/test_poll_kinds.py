@@ -37,8 +37,7 @@ def test_each_shape_polls_as_tuned(name, arch):
         expression = variant.name_expression(shape)
         body = _entry_body(ptx, lowered[expression])
         atomic, strong = (len(re.findall(pattern, body)) for pattern in (ATOMIC_POLL, STRONG_POLL))
-        if variant.source == "lookback.cu" and shape.sequences_per_tile > 1:
-            # row warps (lookback.cu's SEQUENCES_PER_TILE): every row one tile, nothing to wait for
+        if variant.row_warps(shape):  # every row one tile, nothing to wait for
             assert not atomic and not strong, f"{expression}: {atomic} atomic polls, {strong} strong-load polls"
         elif shape.atomic_polls:
             assert atomic and not strong, f"{expression}: {atomic} atomic polls, {strong} strong-load polls"
