@@ -59,7 +59,7 @@ from .errors import UnsupportedError
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
 #   the "small_" and "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no
-#            other tile is short enough for their rows), the shortest tile first: for batches of rows of
+#            other tile is short enough for their rows), in ROWS_KINDS' order: for batches of rows of
 #            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
 #            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
 #            of rows that fit one wave of its tiles, 4 steps a lane on 64 to 1024 threads (one tile's
@@ -139,8 +139,6 @@ _P217 = ("sweep.py on an H200, 2026-12-02, 2 and 32 rows of 512-2048 steps (P217
          "128 x 3000 4.7 -> 4.1, 256 x 1500 5.3 -> 4.0, 64 x 4096 3.9 -> 3.8; but near 2^20 steps behind "
          "(1024 x 1024 4.3 -> 5.7, 300 x 3000 5.9 -> 9.4-9.5, 256 x 4096 5.0 -> 7.2): bounded at 3 x 2^17 steps, just "
          "above the largest launch measured ahead (128 x 3000, 384,000 steps)")
-
-
 _P221 = ("a wave of its tiles as a bound besides the steps: auto's A/B on an H200, two rounds (P220, P221; "
          "profiling/results/h200/p220-ab-, p221-ab-2026-12-02-33.txt), scan time: 900 x 512 4.0 -> 3.3 us, 1000 x "
          "480 4.3 -> 3.7, 240 x 1800 4.4 -> 3.8, 130 x 3300 4.7 -> 4.1, 230 x 2048 4.0-4.1 -> 3.6-3.7, 110 x 4096 and "
