@@ -39,7 +39,8 @@
 // every word a block waits for is written by a block with an earlier ticket, which is already
 // resident and never waits for a later one.
 // Block scheduling order is therefore irrelevant. (Launches whose sequences are one tile each, so
-// that no tile waits on another, take tiles by block index from two waves on: claim_tile.)
+// that no tile waits on another, take tiles by block index from two waves on, or at most one an
+// SM: claim_tile.)
 //
 // Determinism: the end states of segments form one sequential chain, H[g] = fma(A[g], H[g-1],
 // B[g]) with (A[g], B[g]) the segment's aggregate, and the look-back rebuilds exactly that chain
@@ -418,11 +419,12 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
         if (stagger && two_waves && blockIdx.x >= sm_count && blockIdx.x < 2 * sm_count) __nanosleep(STAGGER_NS);
         ClaimedTile claimed;
         long long ticket;
-        if (tiles_per_seq == 1 && two_waves) {
+        if (tiles_per_seq == 1 && (two_waves || num_tiles <= sm_count)) {
             // Each tile is its sequence's only one and waits for no other, so no order is needed:
-            // the block's own index, without the atomic's round trip before its first copy. Only
-            // from two waves: on one, tickets in arrival order ran 5 % faster (P148, P149). The
-            // generation is never read: no descriptor is published or polled.
+            // the block's own index, without the atomic's round trip before its first copy. From
+            // two waves, and at most a tile an SM (P226); between, on one full wave, tickets in
+            // arrival order ran 5 % faster (P148, P149: they keep an SM's two tiles near each
+            // other). The generation is never read: no descriptor is published or polled.
             ticket = blockIdx.x;
             claimed.generation = FIRST_GENERATION;
         } else {

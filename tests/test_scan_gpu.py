@@ -318,6 +318,7 @@ BATCH_CASES = [
     ((4, 3, 2, 5, 100), -1), ((4, 3, 2, 5, 100), 2), ((4, 3, 2, 5, 100), 0),
     ((1, 1, 5000), -1), ((5000, 1, 1), 0), ((1, 257, 1), 1), ((3, 1, 9), -1),
     ((600, 4096), -1),  # rows of one 16-byte tile in two waves or more: tiles by block index (claim_tile)
+    ((64, 4096), -1), ((5, 3000), -1),  # rows of one tile, at most one an SM: tiles by block index too
 ]
 
 
