@@ -65,15 +65,17 @@
 //                  memory, from which the second pass runs each lane's steps one fma at a time: no
 //                  second warp scan and no rewrite. One-wave launches are held by the tile's own
 //                  shuffles and shared-memory traffic (profiling/NOTES.md, items 90 and 93).
-//   SEQUENCES_PER_TILE 1: the block scans one tile of one sequence; WARPS, 2 WARPS or 4 WARPS (row
-//                  warps): each warp, or each group of 16 or 8 of its lanes (ROW_LANES; then a lane
-//                  holds one chunk, ITEMS = VEC), scans a whole sequence of its own, sequence tile *
-//                  SEQUENCES_PER_TILE + threadIdx.x / ROW_LANES, of at most ROW_LANES * ITEMS steps
-//                  (the host sends only such rows, one tile a row, on the 16-byte path): no row waits
-//                  on another, so nothing is published or polled. What it buys is blocks of more than
-//                  one row for rows too short for one warp's span: an SM takes at most 32 blocks, so
-//                  one-warp tiles hold at most 32 rows an SM in flight (profiling/NOTES.md, items 127
-//                  and 133).
+//   SEQUENCES_PER_TILE 1: the block scans one tile of one sequence; WARPS (row warps): each warp
+//                  scans a whole sequence of its own, of at most 32 * ITEMS steps; 0 (packed rows,
+//                  one chunk a lane, ITEMS = VEC): each warp scans as many whole sequences as fit,
+//                  floor(32 / q), q consecutive lanes each, where q = ceil(span / VEC) and span is the
+//                  launch's length and longest row head (seq_layout.cuh's longest_row_head, which the
+//                  host counts the block's rows from). The host sends only rows of one tile, on the
+//                  16-byte path: no row waits on another, so nothing is published or polled. What it
+//                  buys is blocks of more than one row for rows too short for one warp's span: an SM
+//                  takes at most 32 blocks, so one-warp tiles hold at most 32 rows an SM in flight, and
+//                  a short row's speed is the bytes its SM holds (profiling/NOTES.md, items 127 and
+//                  133; P227 packed them to the lane).
 #include "affine.cuh"
 #include "indexing.cuh"
 #include "seq_layout.cuh"
@@ -83,6 +85,14 @@
 #include "warp_scan.cuh"
 
 namespace rtscan {
+
+// floor(n / d) for 0 <= n <= 32 and 1 <= d <= 32, given per_d = 1 / d to a few ulps (__fdividef): n / d
+// lies at least 1 / d >= 1 / 32 below the next integer or on one, so (n + 1/2) / d is at least 1 / 64
+// from every integer, far beyond the product's few ulps. lookback.cu's packed rows divide by their
+// lanes a row this way: a handful of instructions where an integer division takes a few dozen.
+__device__ __forceinline__ int small_quotient(int n, float per_d) {
+    return int((float(n) + 0.5f) * per_d);
+}
 
 // Copy groups a lane's staged chunks are split into (at most 4: wait_for_staged_groups' range).
 constexpr int STAGE_GROUPS = 4;
@@ -108,13 +118,12 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr int TILE = BLOCK_THREADS * ITEMS;
     static_assert(WARPS <= 32, "one warp scans the warp aggregates");
     static_assert(WALK_LANES == 1 || WALK_LANES == WARP_SIZE, "a serial or a warp-wide walk");
-    constexpr bool ROW_WARPS = SEQUENCES_PER_TILE > 1;
-    constexpr int ROW_LANES = ROW_WARPS ? BLOCK_THREADS / SEQUENCES_PER_TILE : WARP_SIZE;  // lanes scanning a row
-    static_assert(!ROW_WARPS || (SEQUENCES_PER_TILE * ROW_LANES == BLOCK_THREADS && VEC == 4 && PROTOCOL_WARP == 0 &&
-                                 RUN_CHUNKS == 1 && (ROW_LANES == WARP_SIZE || (ITEMS == VEC &&
-                                 (ROW_LANES == 16 || ROW_LANES == 8)))),
-                  "row warps: a sequence a warp, or one chunk a lane and a sequence to 16 or 8 lanes; "
-                  "16-byte steps, no protocol warp, no runs");
+    constexpr bool PACKED_ROWS = SEQUENCES_PER_TILE == 0;
+    constexpr bool ROW_WARPS = SEQUENCES_PER_TILE != 1;  // a tile of several rows, one tile each
+    static_assert(!ROW_WARPS || ((SEQUENCES_PER_TILE == WARPS || (PACKED_ROWS && ITEMS == VEC)) && VEC == 4 &&
+                                 PROTOCOL_WARP == 0 && RUN_CHUNKS == 1),
+                  "row warps: a sequence a warp, or packed rows of one chunk a lane; 16-byte steps, no protocol "
+                  "warp, no runs");
     static_assert(1 <= SEGMENT && SEGMENT <= WARP_SIZE, "one lane per tile of a segment");
     constexpr int RUN = RUN_CHUNKS;
     constexpr int RUNS = RUN > 1 ? (CHUNKS - REGISTER_CHUNKS) / RUN : 0;  // a lane's runs
@@ -152,33 +161,46 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const bool runs_protocol = warp == (PROTOCOL_WARP ? WARPS : 0);
 
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
-    // With row warps, the tile is this thread's row (tile_state.cuh's claim_tile); a row's lanes past
-    // the last sequence load, scan and store nothing, but keep to the block's barriers.
-    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST,
-                                           SEQUENCES_PER_TILE, ROW_LANES);
+    // Lanes scanning one row: a warp, or with packed rows as many as the launch's rows take; rows a
+    // warp; which row of the block is this lane's. All before claim_tile's barrier, and the divisions
+    // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (each
+    // runtime division more cost 2-6 %, P227).
+    const int row_lanes = PACKED_ROWS ? (int(layout.length) + longest_row_head(layout, (unsigned long long)a) +
+                                         VEC - 1) / VEC
+                                      : WARP_SIZE;
+    const float per_row = PACKED_ROWS ? __fdividef(1.0f, float(row_lanes)) : 0.0f;
+    const int rows_a_warp = PACKED_ROWS ? small_quotient(WARP_SIZE, per_row) : 1;
+    const int row_in_warp = PACKED_ROWS ? small_quotient(int(lane), per_row) : 0;
+    const int step_lane = int(lane) - row_in_warp * row_lanes;  // this lane's place among its row's lanes
+    // With row warps, the tile is this thread's row (tile_state.cuh's claim_tile); lanes past a warp's
+    // rows or past the last sequence load, scan and store nothing, but keep to the block's barriers.
+    const ClaimedTile claimed =
+        claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST, ROW_WARPS,
+                   WARPS * rows_a_warp, row_in_warp < rows_a_warp ? int(warp) * rows_a_warp + row_in_warp : -1);
     const bool past_last_sequence = ROW_WARPS && claimed.tile >= layout.num_seqs;
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;
-    const long long seq = tile / tiles_per_seq;
-    const long long chunk = tile - seq * tiles_per_seq;
+    // Row warps take one tile a row (the host's contract): no division.
+    const long long seq = ROW_WARPS ? tile : tile / tiles_per_seq;
+    const long long chunk = ROW_WARPS ? 0 : tile - seq * tiles_per_seq;
     // seq_layout.cuh's head: where the layout has one, this sequence is scanned from the boundary of
     // `layout.head` elements (a 128- or 16-byte boundary) at or before its step 0, whose distance
     // from it a, b and out share (the host checked). So every row of a batch takes 16-byte steps
     // from a line, whatever its length, without the host knowing where each row starts.
     const int row_head = VEC == 4 && layout.head
         ? int(((reinterpret_cast<unsigned long long>(a) >> 2) + claimed.in_offset) & (layout.head - 1)) : 0;
-    const TileSteps<ROW_WARPS ? ROW_LANES * ITEMS : TILE> steps(claimed, chunk, layout, a, b, out, row_head);
+    const TileSteps<ROW_WARPS ? WARP_SIZE * ITEMS : TILE> steps(claimed, chunk, layout, a, b, out, row_head);
     const int valid = past_last_sequence ? 0 : steps.valid;
     const float* a_tile = steps.a;
     const float* b_tile = steps.b;
     float* out_tile = steps.out;
 
     // Lane `lane` of warp `warp` owns chunk c's steps first_step(warp_first, c, step_lane) .. + VEC of
-    // the tile (of its row, with row warps: step_lane is its place among the row's lanes). Its first REGISTER_CHUNKS chunks are loaded into registers, the others copied into
-    // shared memory, packed per warp: staged chunk c sits at staged_slot(c). With runs, lane l also
-    // reads vector j of run r, which starts at step run_first(r, j), from run_slot(r, j).
+    // the tile (of its row, with row warps: step_lane is its place among the row's lanes). Its first
+    // REGISTER_CHUNKS chunks are loaded into registers, the others copied into shared memory, packed
+    // per warp: staged chunk c sits at staged_slot(c). With runs, lane l also reads vector j of run r,
+    // which starts at step run_first(r, j), from run_slot(r, j).
     const int warp_first = ROW_WARPS ? 0 : warp_span_start<ITEMS>(int(warp));
-    const int step_lane = int(lane) % ROW_LANES;
     const int staged_first = warp_span_start<STAGED_ITEMS>(int(warp));
     auto staged_slot = [&](int c) {
         return staged_first + VEC * staged_vector_slot<RUN>((c - REGISTER_CHUNKS) * WARP_SIZE + int(lane));
@@ -226,12 +248,15 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
         read_staged<VEC>(staged_a + run_slot(r, j), staged_b + run_slot(r, j), run_first(r, j), valid, maps);
     };
     // One piece (a chunk or a run) of the warp's running scan: `lane_map`, this lane's steps of it
-    // composed serially, scanned across the warp; returns the map from the warp span's start to just
-    // before this lane's first step of the piece, and moves `warp_running` past the piece.
+    // composed serially, scanned across the warp (across the row's lanes, with row warps); returns the
+    // map from the warp span's (row's) start to just before this lane's first step of the piece, and
+    // moves `warp_running` past the piece.
     auto lane_prefix_of = [&](Affine<float> lane_map, Affine<float>& warp_running) {
-        const Affine<float> inclusive = warp_inclusive_scan<ROW_LANES>(lane_map);
-        const Affine<float> prefix = compose(exclusive_from_inclusive<ROW_LANES>(inclusive), warp_running);
-        warp_running = compose(shuffle_map<ROW_LANES>(inclusive, ROW_LANES - 1), warp_running);
+        const Affine<float> inclusive = group_inclusive_scan(lane_map, unsigned(step_lane), unsigned(row_lanes));
+        const Affine<float> prefix = compose(group_exclusive_from_inclusive(inclusive, unsigned(step_lane)),
+                                             warp_running);
+        // Packed rows are one chunk a lane: nothing follows the piece. Elsewhere a row is the warp's.
+        if (!PACKED_ROWS) warp_running = compose(shuffle_map(inclusive, WARP_SIZE - 1), warp_running);
         return prefix;
     };
     auto chunk_prefix = [&](const Affine<float> (&maps)[VEC], Affine<float>& warp_running) {

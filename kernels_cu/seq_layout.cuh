@@ -49,6 +49,23 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
     }
 }
 
+// The longest row head of a layout with a head, the input starting at `a_address`: rows start the
+// origin's distance past a boundary plus multiples of the common divisor of the boundary and the
+// batch strides, so at most boundary - divisor past the origin's remainder. The same formula as
+// rtscan/_scan.py's _row_heads, from which the host counts tiles and rows; lookback.cu's packed
+// rows give each row the lanes it takes (the boundary is a power of two, so its common divisor with
+// a stride is the stride's lowest set bit where that is smaller).
+RTSCAN_HOST_DEVICE int longest_row_head(const SeqLayout& layout, unsigned long long a_address) {
+    if (!layout.head) return 0;
+    long long divisor = layout.head;
+    for (int axis = 0; axis < layout.batch_rank; ++axis) {
+        const long long stride = layout.in_batch_stride[axis];
+        if (stride != 0 && (stride & -stride) < divisor) divisor = stride & -stride;
+    }
+    const long long origin = (long long)(a_address >> 2) + layout.in_origin;
+    return int(layout.head - divisor + (origin & (divisor - 1)));
+}
+
 // The tile (seq * tiles_per_seq + chunk) that the block holding `ticket` scans (the three-pass
 // forms pass their grid index, which needs no order but gains the same locality). Where a sequence's
 // steps are adjacent in memory (time stride +1 or -1), tickets run along each sequence in turn, so

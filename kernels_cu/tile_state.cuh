@@ -411,7 +411,8 @@ constexpr unsigned STAGGER_NS = 4000;
 __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const SeqLayout& layout,
                                                   long long tiles_per_seq, long long num_tiles, ClaimedTile& shared,
                                                   bool stagger = false, bool chunks_first = false,
-                                                  int rows_a_tile = 1, int threads_a_row = WARP_SIZE) {
+                                                  bool several_rows = false, int rows_a_block = 1,
+                                                  int row_in_block = 0) {
     if (threadIdx.x == 0) {
         unsigned sm_count;
         asm volatile("mov.u32 %0, %%nsmid;" : "=r"(sm_count));
@@ -431,18 +432,28 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
             draw_ticket(ws, num_tiles, ticket, claimed.generation);
         }
         claimed.tile = tile_of_ticket(layout, ticket, tiles_per_seq, chunks_first);
-        if (rows_a_tile == 1)
+        if (!several_rows)
             sequence_origins(layout, claimed.tile / tiles_per_seq, claimed.in_offset, claimed.out_offset);
         shared = claimed;
     }
     __syncthreads();
-    if (rows_a_tile == 1) return shared;
-    // Row warps (lookback.cu's SEQUENCES_PER_TILE, one tile a sequence): the ticket names a group of
-    // `rows_a_tile` sequences, of which the threads scanning the r-th row (`threads_a_row` of them, a
-    // warp or part of one) take the r-th; one past the last still gets an origin.
+    if (!several_rows) return shared;
+    // Row warps and packed rows (lookback.cu's SEQUENCES_PER_TILE, one tile a sequence): the ticket
+    // names a group of `rows_a_block` sequences, of which this thread scans the `row_in_block`-th, or
+    // none where that is negative (lanes past a warp's rows). Those, and rows past the last, get
+    // sequence num_seqs or beyond: they load and store nothing, but still get an origin (the last
+    // row's).
+    // A batch of one axis (the usual one, merged) needs no division for it: every thread of a packed
+    // block finds its own origin, before its loads (P227).
     ClaimedTile mine = shared;
-    mine.tile = shared.tile * rows_a_tile + threadIdx.x / threads_a_row;
-    sequence_origins(layout, min(mine.tile, layout.num_seqs - 1), mine.in_offset, mine.out_offset);
+    mine.tile = row_in_block >= 0 ? shared.tile * rows_a_block + row_in_block : layout.num_seqs;
+    const long long row = min(mine.tile, layout.num_seqs - 1);
+    if (layout.batch_rank == 1) {
+        mine.in_offset = layout.in_origin + row * layout.in_batch_stride[0];
+        mine.out_offset = layout.out_origin + row * layout.out_batch_stride[0];
+    } else {
+        sequence_origins(layout, row, mine.in_offset, mine.out_offset);
+    }
     return mine;
 }
 

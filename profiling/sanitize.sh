@@ -13,10 +13,10 @@
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
-# rows (P213, P215, P218, P222, P223) on 2 x 3072, 2048, 1536, 1024, 768, 512, 384, 256, 128, 64 and
-# 32 steps (sanitize_case.py's `rows`: as many rows would take them) and on 2 x 1024 as a few hundred
-# rows would (`few_rows`); and the tiles for small launches (P217) on 2 x 4000, 2048 and 256, and on
-# 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
+# rows (P213, P215, P218, P222, P223, P227) on 2 x 3072, 2048, 1536, 1024, 768, 512, 384, 256, 128, 64,
+# 32, 20 and 8 steps (sanitize_case.py's `rows`: as many rows would take them) and on 2 x 1024 as a few
+# hundred rows would (`few_rows`); packed rows on 2 x 50 with the rows 31 past a line; and the tiles for
+# small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
 # to CASE_SECONDS (default 300); VARIANTS (names, space separated) limits the cases of every variant
 # (4100 and 1048580 steps) to those (default all). Logs under $OUT (or ./sanitizer-logs); summary.txt
 # holds one line per case. Run from the repository root on a GPU:
@@ -59,9 +59,12 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 512 rows"  # rows_512
     echo "$tool lookback_regs 384 rows"  # rows_384: three chunks a lane
     echo "$tool lookback_regs 256 rows"  # rows_256: blocks of four rows, a warp each (P222), two of them idle
-    echo "$tool lookback_regs 128 rows"  # rows_128
-    echo "$tool lookback_regs 64 rows"  # rows_64: 16 lanes a row (P223)
-    echo "$tool lookback_regs 32 rows"  # rows_32: 8 lanes a row
+    echo "$tool lookback_regs 128 rows"  # rows_128's packed rows (P227): a warp a row
+    echo "$tool lookback_regs 64 rows"  # 16 lanes a row
+    echo "$tool lookback_regs 32 rows"  # 8 lanes a row
+    echo "$tool lookback_regs 20 rows"  # 5 lanes a row, six a warp and two lanes idle
+    echo "$tool lookback_regs 8 rows"  # 2 lanes a row, sixteen a warp
+    echo "$tool lookback_regs 50 head"  # rows 31 past a line, each from its 16 bytes: 13 lanes a row
     echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads
     echo "$tool lookback_regs 2048"  # small_2048
     echo "$tool lookback_regs 256"  # small_256

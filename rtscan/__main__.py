@@ -101,11 +101,14 @@ def route_command(args) -> int:
             steps += ", each row from its line" if launch.plan.layout.head == 32 else ", each row from its 16 bytes"
         blocks = f"{shape.min_blocks} block{'s' if shape.min_blocks > 1 else ''} an SM"
         tiles = f"{per_seq} tile{'s' if per_seq > 1 else ''} a row, {launch.num_tiles} in all"
-        if launch.variant.row_warps(shape):
-            lanes = shape.block_threads // shape.sequences_per_tile
-            tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} "
-                     f"block{'s' if launch.num_tiles > 1 else ''} of {shape.sequences_per_tile} rows")
         filled = 100 * length / (per_seq * shape.steps_per_sequence)
+        if launch.variant.row_warps(shape):
+            span = length + launch.longest_head
+            rows = launch.variant.rows_a_block(shape, span)
+            lanes = 32 if shape.sequences_per_tile else -(-span // shape.vec)  # packed rows: the lanes a row takes
+            tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lanes'} a row, {launch.num_tiles} "
+                     f"block{'s' if launch.num_tiles > 1 else ''} of {rows} rows")
+            filled = 100 * length * rows / shape.tile
         print(f"{num_seqs}x{length} on {arch}: {launch.kind}, {shape.block_threads} x {shape.items} "
               f"({steps}, {blocks}), {tiles}, the steps filling {filled:.3g} % of them")
     return 0

@@ -234,7 +234,8 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     entry = tuning.lookup(chosen.table, arch, va.dtype)
     # Of the forms whose shape takes 16-byte steps and whose head does not turn a row of one tile into
     # two, the one whose rows take the fewest tiles; on a tie the shorter tiles (a head can move a row
-    # to a longer tile of a kind that takes any fill: P219), then the line's. Rows of 4096 steps one
+    # to a longer tile of a kind that takes any fill: P219), then the more rows a block (packed rows:
+    # a shorter head can leave a row fewer lanes, P227), then the line's. Rows of 4096 steps one
     # element past a boundary, two short tiles each, ran 15 % slower than one scalar tile, where rows
     # that kept their tile count ran twice as fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt).
     # A tile more on longer rows pays or costs nothing against the scalar path: 2^20 steps, 257
@@ -242,13 +243,16 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     # three short tiles +8 % and +16 %, of four long ones even (P70, p70-misaligned-2026-11-30.txt).
     # But a nearly empty tile more a row costs more than a row off its line (1.5-9 %, P195): a batch
     # runs about as fast as its tiles are full (NOTES 113). Else the scalar path.
-    forms = []  # (tiles a row, boundary, longest head, kind, shape), in _row_heads' order
+    forms = []  # (tiles a row, boundary, longest head, kind, shape, rows a block), in _row_heads' order
     for boundary, longest in _row_heads(plan, placement, chosen.takes_head):
-        kind, shape = chosen.launch_kind(arch, va.dtype, 4, plan.length + longest, plan.num_seqs)
-        if shape.vec == 4 and not plan.length <= shape.steps_per_sequence < plan.length + longest:
-            forms.append((-(-(plan.length + longest) // shape.steps_per_sequence), boundary, longest, kind, shape))
+        span = plan.length + longest
+        kind, shape = chosen.launch_kind(arch, va.dtype, 4, span, plan.num_seqs)
+        if shape.vec == 4 and not plan.length <= shape.steps_per_sequence < span:
+            forms.append((-(-span // shape.steps_per_sequence), boundary, longest, kind, shape,
+                          chosen.rows_a_block(shape, span)))
     if forms:
-        _, boundary, longest, kind, shape = min(forms, key=lambda form: (form[0], form[4].steps_per_sequence))
+        _, boundary, longest, kind, shape, _ = min(
+            forms, key=lambda form: (form[0], form[4].steps_per_sequence, -form[5]))
     else:
         boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if longest:

@@ -9,6 +9,7 @@ from typing import Callable
 
 from . import tuning
 
+WARP_SIZE = 32  # kernels_cu/indexing.cuh
 
 @dataclass(frozen=True)
 class LaunchShape:
@@ -26,8 +27,8 @@ class LaunchShape:
     run_chunks: int = 1  # more: staged chunks read back in runs of this many, prefixes kept (lookback.cu)
     carry_threads: int = 0  # three-pass pass 2 (three_pass_carries) in a block of its own size; 0: block_threads
     carry_items: int = 0  # ... and aggregates a thread per round; 0: items (see `carries`)
-    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), rows of a warp or
-    # of 16 or 8 lanes each (lookback.cu's row warps)
+    sequences_per_tile: int = 1  # a tile's sequences: lanes across them (columns_lookback), a row a warp
+    # (lookback.cu's row warps); 0: packed rows, as many a warp as fit (lookback.cu, rows_a_block)
 
     @property
     def tile(self) -> int:
@@ -35,8 +36,8 @@ class LaunchShape:
 
     @property
     def steps_per_sequence(self) -> int:
-        """A tile's steps of each of its sequences."""
-        return self.tile // self.sequences_per_tile
+        """A tile's steps of each of its sequences (packed rows: at most a warp's)."""
+        return self.tile // self.sequences_per_tile if self.sequences_per_tile else WARP_SIZE * self.items
 
     @property
     def threads(self) -> int:
@@ -84,10 +85,10 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
 # for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
 # launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for
-# batches of rows shorter than any other kind's tile, one tile a row: the row warps for rows of at most
+# batches of rows shorter than any other kind's tile, one tile a row: packed rows for rows of at most
 # 128 steps, then the small_ tiles, then the other rows_ tiles, each family's shortest tile first, so a
 # row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
-ROWS_KINDS = ("rows_32", "rows_64", "rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
+ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
               "rows_2048", "rows_3072")
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
@@ -182,15 +183,24 @@ class Variant:
         return self.dynamic_shared(shape)
 
     def row_warps(self, shape: LaunchShape) -> bool:
-        """Whether `shape` is lookback.cu's row warps: a block of several whole rows, a warp or 16 or 8
-        lanes each, one tile a row and no look-back (columns_lookback's tiles of several sequences
-        are lanes across them instead)."""
-        return self.source == "lookback.cu" and shape.sequences_per_tile > 1
+        """Whether `shape` is lookback.cu's row warps or packed rows: a block of several whole rows, a
+        warp or some of its lanes each, one tile a row and no look-back (columns_lookback's tiles of
+        several sequences are lanes across them instead)."""
+        return self.source == "lookback.cu" and shape.sequences_per_tile != 1
+
+    def rows_a_block(self, shape: LaunchShape, length: int) -> int:
+        """The sequences one block of `shape` takes, each of `length` steps (its longest row head
+        counted): packed rows, as many a warp as fit a lane's vector at a time (lookback.cu, which
+        finds the same from its layout); otherwise the shape's own count."""
+        if shape.sequences_per_tile or self.source != "lookback.cu":
+            return shape.sequences_per_tile
+        lanes_a_row = -(-length // shape.vec)
+        return shape.block_threads // WARP_SIZE * max(1, WARP_SIZE // lanes_a_row)
 
     def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:
         """(tiles a sequence, tiles in all) of a launch over `num_seqs` sequences of `length` steps."""
         tiles_per_seq = -(-length // shape.steps_per_sequence)
-        return tiles_per_seq, tiles_per_seq * -(-num_seqs // shape.sequences_per_tile)
+        return tiles_per_seq, tiles_per_seq * -(-num_seqs // self.rows_a_block(shape, length))
 
     def launch_shape(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> LaunchShape:
         """The shape for `num_seqs` sequences of `length` steps: the first of SHAPE_KINDS in the entry

@@ -63,8 +63,9 @@ from .errors import UnsupportedError
 #            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
 #            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
 #            of rows that fit one wave of its tiles, 4 steps a lane on 64 to 1024 threads (one tile's
-#            latency: P217, P221); rows_ above, rows of 32 to 3072 steps, up to 256 several to a block
-#            (row warps, P222, P223; rows of at most 128 steps take them in small launches too, P224),
+#            latency: P217, P221); rows_ above, rows of up to 3072 steps, up to 256 several to a block
+#            (row warps, P222, P223; rows of at most 128 steps packed to the lanes they take, P227, and
+#            those take them in small launches too, P224),
 #            where the short tile ran rows of 128-3072 steps one a mostly empty tile at 0.03-0.73 of the
 #            copy (P213, P215, P218);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
@@ -112,7 +113,7 @@ _BATCH_TILE_SM90 = {
 # sm_90's tiles for short rows (P213, P215), one a row, each taking any row it holds (the shortest
 # that does, registry.ROWS_KINDS): no register chunks; a row of one tile never polls, so the
 # look-back fields are the short tile's. What pays is the bytes an SM holds in flight, blocks x tile:
-# up to 256 steps several rows a block, a warp or 16 or 8 lanes each (an SM takes at most 32 blocks),
+# up to 256 steps several rows a block (an SM takes at most 32 blocks), to 128 as many a warp as fit,
 # one warp a tile at 32 blocks an SM up to 768 steps, then as many blocks as spill-free registers (64 a
 # thread at 1024 threads an SM) and shared memory allow.
 _ROWS_SM90 = {"lookback_depth": 1, "register_items": 0, "walk_lanes": 32, "segment_tiles": 32, "from_sequences": 2,
@@ -155,14 +156,23 @@ _P223 = ("rows of 16 and 8 lanes (row warps of part of a warp): auto's A/B on an
          "(0.34 -> 0.97 of copy), 524288 x 32 285.7 -> 49.5 (0.17 -> 0.99), 600000 x 20 348.4 -> 80.6, 200000 x 50 "
          "122 -> 64.5, 65536 x 64 37.6 -> 13.8, 16384 x 64 10.5 -> 4.2")
 
+_P227 = ("packed rows, as many a warp as fit on the lanes their spans take: auto's A/B on an H200, two rounds (P227, "
+         "profiling/results/h200/p227-ab-2026-12-02-34.txt), scan time against rows_32, rows_64 and rows_128's "
+         "power-of-two lanes: 1000000 x 8 144.2-144.6 -> 24.5-24.6 us, 1000000 x 12 132.2-132.7 -> 49.8-49.9, 600000 x "
+         "20 80.7-81.0 -> 50.6 (0.49 -> 0.80 of copy), 300000 x 40 90.6-91.0 -> 51.3-51.4, 400000 x 24 54.5-54.8 -> "
+         "40.5-41.1, 200000 x 60 56.5-56.9 -> 51.1; 131072 x 128 51.3-51.7 -> 48.9-49.0, 262144 x 64 +3-4 %, 524288 x "
+         "32 even; 200000 x 50 (each row from its 16 bytes, two a warp either way) 64.3-64.7 -> 66.8-67.0, the one "
+         "loss")
 
 def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
     any further `bounds`; with `rows_a_block`, a block of that many rows of threads x items / rows_a_block
-    steps at most, a warp or part of one each (lookback.cu's SEQUENCES_PER_TILE)."""
-    row_warps = {"sequences_per_tile": rows_a_block} if rows_a_block > 1 else {}
+    steps at most, a warp each; with 0, packed rows of at most a warp's span, as many a warp as fit
+    (lookback.cu's SEQUENCES_PER_TILE)."""
+    row_warps = {"sequences_per_tile": rows_a_block} if rows_a_block != 1 else {}
+    to_length = threads * items // rows_a_block if rows_a_block else 32 * items
     return dict(_ROWS_SM90, block_threads=threads, items=items, min_blocks=min_blocks,
-                to_length=threads * items // rows_a_block, source=source, **row_warps, **bounds)
+                to_length=to_length, source=source, **row_warps, **bounds)
 
 
 # sm_90's long tile: 352 x 48 with a protocol warp, the two-level look-back, strong-load polls.
@@ -419,10 +429,8 @@ LOOKBACK_REGS = {
         **{f"small_{4 * threads}": _rows(threads, 4, min_blocks, f"{_P217}; {_P221}", to_total_steps=3 << 17,
                                          any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
-        # Rows of at most 64 and 32 steps on 16 and 8 lanes each (P223).
-        "rows_32": _rows(128, 4, 16, _P223, rows_a_block=16),
-        "rows_64": _rows(128, 4, 16, _P223, rows_a_block=8),
-        "rows_128": _rows(128, 4, 16, _P222, rows_a_block=4),
+        # Rows of at most 128 steps, as many a warp as fit, each on the lanes its 16-byte vectors take (P227).
+        "rows_128": _rows(128, 4, 16, f"{_P222}; {_P223}; {_P227}", rows_a_block=0),
         "rows_256": _rows(128, 8, 12, _P222, rows_a_block=4),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),

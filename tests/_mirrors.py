@@ -99,11 +99,11 @@ def draw_h0(rng, shape, dim, exact):
 def launch_key(shape) -> tuple:
     """A lookback launch shape as the mirror's SHAPES name it: (block threads, items, vec, depth,
     walk lanes, tiles per segment, protocol warp, chunks first, run chunks, register items where
-    there are runs, else 0: only then do they change the arithmetic). A block of row warps
-    (lookback.cu's SEQUENCES_PER_TILE) scans each of its rows as a one-warp tile does, step for step
-    and bit for bit, so it is that tile's key (32 threads): a row of 16 or 8 lanes as the first 16 or 8
-    lanes of a warp whose others hold only steps past the row's end (warp_scan.cuh)."""
-    return (32 if shape.sequences_per_tile > 1 else shape.block_threads, shape.items, shape.vec, shape.lookback_depth,
+    there are runs, else 0: only then do they change the arithmetic). A block of row warps or packed
+    rows (lookback.cu's SEQUENCES_PER_TILE) scans each of its rows as a one-warp tile does, step for
+    step and bit for bit, so it is that tile's key (32 threads): a packed row of q lanes as the first q
+    lanes of a warp whose others hold only steps past the row's end (warp_scan.cuh's groups)."""
+    return (32 if shape.sequences_per_tile != 1 else shape.block_threads, shape.items, shape.vec, shape.lookback_depth,
             shape.walk_lanes, shape.segment_tiles, shape.protocol_warp, shape.chunks_first, shape.run_chunks,
             shape.register_items if shape.run_chunks > 1 else 0)
 
@@ -124,10 +124,10 @@ def gpu_length(tile: int, tiles: int, vec: int) -> int:
 
 
 def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, time_stride_2: bool,
-                             shape) -> None:
-    """Two sequences of `length` steps give the same bits on the GPU (rtscan.scan with `variant`,
-    which must launch `shape`, the mirror's shape_id) as in the mirror. time_stride_2: the GPU reads
-    every other element of a doubled row, which keeps the kernel on its scalar (VEC = 1) path."""
+                             shape, sequences: int = 2) -> None:
+    """`sequences` sequences of `length` steps give the same bits on the GPU (rtscan.scan with
+    `variant`, which must launch `shape`, the mirror's shape_id) as in the mirror. time_stride_2: the
+    GPU reads every other element of a doubled row, which keeps the kernel on its scalar (VEC = 1) path."""
     import torch
 
     import rtscan
@@ -137,7 +137,7 @@ def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, t
             return torch.from_numpy(array).cuda()
         return torch.from_numpy(np.repeat(array, 2, axis=1)).cuda()[:, ::2]
 
-    a, b = draw(np.random.default_rng(), (2, length))
+    a, b = draw(np.random.default_rng(), (sequences, length))
     a_gpu, b_gpu = on_gpu(a), on_gpu(b)
     gpu = rtscan.scan(a_gpu, b_gpu, variant=variant).cpu().numpy()
     # The launch rtscan prepared for these tensors: its head, if it took one (P196), is the mirror's.

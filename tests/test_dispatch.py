@@ -167,14 +167,17 @@ def test_auto_sees_a_replaced_columns_lookback_entry(recorder, monkeypatch):
 
 
 def test_a_row_warp_kind_refuses_rows_longer_than_its_span(monkeypatch):
-    """lookback.cu's row warps scan one tile of each row: a table whose row-warp kind took longer rows
-    (to_length past its span) would drop their ends, so prepare refuses the launch, naming the kind."""
+    """lookback.cu's row warps and packed rows scan one tile of each row: a table whose kind took longer
+    rows (to_length past its span) would drop their ends, so prepare refuses the launch, naming the kind."""
     table = registry.VARIANTS["lookback_regs"].table
     entry = table[("sm_90", "float32")]
-    assert _scan.contiguous_launch("auto", 5000, 128, "sm_90").kind == "rows_128"  # rows on their lines
-    monkeypatch.setitem(table, ("sm_90", "float32"), {**entry, "rows_64": dict(entry["rows_64"], to_length=128)})
-    with pytest.raises(RtscanError, match="rows_64 shape takes rows of at most 64 steps, given 128"):
-        _scan.contiguous_launch("auto", 5000, 128, "sm_90")
+    assert _scan.contiguous_launch("auto", 5000, 160, "sm_90").kind == "rows_256"  # rows on their lines
+    monkeypatch.setitem(table, ("sm_90", "float32"), {**entry, "rows_128": dict(entry["rows_128"], to_length=256)})
+    with pytest.raises(RtscanError, match="rows_128 shape takes rows of at most 128 steps, given 160"):
+        _scan.contiguous_launch("auto", 5000, 160, "sm_90")
+    monkeypatch.setitem(table, ("sm_90", "float32"), {**entry, "rows_256": dict(entry["rows_256"], to_length=512)})
+    with pytest.raises(RtscanError, match="rows_256 shape takes rows of at most 256 steps, given 288"):
+        _scan.contiguous_launch("auto", 5000, 288, "sm_90")
 
 
 def test_no_launch_when_the_scratch_cannot_grow_during_capture(recorder):

@@ -227,3 +227,49 @@ def test_with_head_names_the_boundary_and_leaves_the_plan_alone():
     assert (shifted.layout.in_origin, shifted.layout.out_origin) == (0, 0)
     assert (shifted.layout.in_batch_stride[0], shifted.layout.in_time_stride, shifted.num_seqs) == (20000, 1, 3)
     assert (plan.layout.length, plan.layout.head, plan.layout.in_origin, plan.length) == (20000, 0, 0, 20000)
+
+
+def test_the_kernels_longest_row_head_is_the_hosts(tmp_path):
+    """lookback.cu's packed rows give a row the lanes its span takes, span = length + the longest row
+    head, which the kernel finds from its layout (seq_layout.cuh's longest_row_head) and the host counts
+    the blocks' rows from (_scan._row_heads): the two must agree, and every row's own head must fit.
+    Random batches (sliced, transposed, offset, one to three batch axes), each form the host offers."""
+    import shutil
+    import subprocess
+
+    from rtscan import _scan
+
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no host C++ compiler (g++ or c++) to build seq_layout.cuh")
+    source = tmp_path / "longest.cpp"
+    source.write_text('#include "seq_layout.cuh"\nextern "C" int longest(const rtscan::SeqLayout* layout, '
+                      'unsigned long long a) { return rtscan::longest_row_head(*layout, a); }\n')
+    library = tmp_path / "longest.so"
+    subprocess.run([compiler, "-O1", "-std=c++17", "-shared", "-fPIC", f"-I{_compile.kernels_dir()}", "-o",
+                    str(library), str(source)], check=True, capture_output=True, text=True)
+    kernel_longest = ctypes.CDLL(str(library)).longest
+    kernel_longest.restype = ctypes.c_int
+    kernel_longest.argtypes = [ctypes.POINTER(_layout.SeqLayout), ctypes.c_ulonglong]
+    rng = np.random.default_rng(7)
+    forms_seen = 0
+    for _ in range(3000):
+        rank = int(rng.integers(2, 5))
+        base = tuple(int(n) for n in rng.integers(1, 9, rank))
+        base = base[:-1] + (int(rng.integers(1, 80)),)
+        step = tuple(int(s) for s in rng.integers(1, 3, rank - 1)) + (1,)  # a sliced batch, unit time stride
+        full = np.empty(tuple(n * s for n, s in zip(base, step)), np.float32)
+        view = full[tuple(slice(None, None, s) for s in step)]
+        if rng.integers(2) and rank > 2:
+            view = view.swapaxes(0, 1)
+        strides = tuple(s // 4 for s in view.strides)
+        plan = _layout.plan(view.shape, strides, strides, rank - 1, False)
+        address = 256 * int(rng.integers(1, 1000)) + 4 * int(rng.integers(0, 32))
+        placement = _scan.pointer_placement(address, address, address)
+        for boundary, longest in _scan._row_heads(plan, placement, True):
+            layout = _layout.with_head(plan, boundary).layout
+            assert kernel_longest(ctypes.byref(layout), address) == longest, (view.shape, strides, address, boundary)
+            heads = [((address >> 2) + start) % boundary for start, _ in sequence_starts(plan)]
+            assert max(heads) <= longest
+            forms_seen += 1
+    assert forms_seen > 3000

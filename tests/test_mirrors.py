@@ -280,6 +280,24 @@ def test_gpu_equals_mirror_bitwise(mirror, name, path, tiles, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("length,sequences", [(8, 77), (12, 77), (20, 77), (28, 77), (33, 77), (50, 77), (64, 77),
+                                              (96, 77), (128, 9), (20, 2), (50, 2)])
+def test_packed_rows_equal_the_mirror_bitwise(mirror, length, sequences):
+    """rows_128's packed rows (P227): a row of q lanes, floor(32 / q) rows a warp, lanes past the warp's
+    rows and rows past the last idle, gives the bits of the one-warp mirror tile over that row, the
+    rows 16-byte aligned (lengths that are multiples of 4) or each from its 16 bytes (33 and 50 steps)."""
+    from rtscan import _kernels
+
+    arch = _kernels.device_arch(0)
+    shape = registry.resolve("lookback_regs").launch_shape(arch, "float32", 4, length, sequences)
+    if shape.sequences_per_tile != 0:
+        assert arch != "sm_90", f"{sequences} x {length} took {shape} on sm_90, not packed rows"
+        pytest.skip(f"lookback_regs on {arch} has no packed rows for {sequences} x {length}")
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, _mirrors.launch_key(shape)),
+                                      "lookback_regs", length, False, shape, sequences)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("run,chunks_first", [(2, 0), (4, 0), (8, 0), (4, 1)])
 @pytest.mark.parametrize("tiles", [1, 3, 40])
 def test_gpu_equals_mirror_bitwise_with_runs(mirror, run, chunks_first, tiles, monkeypatch):

@@ -270,8 +270,8 @@ def test_every_tuning_entry_cites_its_source():
 
 
 def test_short_rows_take_a_tile_of_their_length():
-    """sm_90's kinds for short rows (P213, P215, P217, P221-P224): launches of two rows or more of at most
-    128 steps take rows of 8, 16 or 32 lanes, several a block; of longer rows, at most 3 x 2^17 steps in
+    """sm_90's kinds for short rows (P213, P215, P217, P221-P224, P227): launches of two rows or more of at
+    most 128 steps take packed rows, as many a warp as fit on the lanes their 16-byte vectors take; of longer rows, at most 3 x 2^17 steps in
     all or at most one wave of the tile, a tile of 4 steps a lane, the shortest that holds a row; larger
     batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
     counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
@@ -282,8 +282,9 @@ def test_short_rows_take_a_tile_of_their_length():
             (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
             (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
             (200, 1536, "small_256", 64, 4), (2048, 192, "small_2048", 512, 4), (3000, 132, "small_4096", 1024, 4),
-            (2048, 264, "small_2048", 512, 4), (128, 4224, "rows_128", 128, 4), (60, 2, "rows_64", 128, 4),
-            (20, 3000, "rows_32", 128, 4),
+            (2048, 264, "small_2048", 512, 4), (128, 4224, "rows_128", 128, 4), (60, 2, "rows_128", 128, 4),
+            (20, 3000, "rows_128", 128, 4), (8, 5000, "rows_128", 128, 4), (12, 5000, "rows_128", 128, 4),
+            (40, 5000, "rows_128", 128, 4), (32, 5000, "rows_128", 128, 4), (33, 5000, "rows_128", 128, 4),
             (128, 131072, "rows_128", 128, 4), (100, 4300, "rows_128", 128, 4), (129, 4096, "rows_256", 128, 8),
             (256, 65536, "rows_256", 128, 8), (300, 4096, "rows_384", 32, 12), (512, 32768, "rows_512", 32, 16),
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
@@ -292,9 +293,13 @@ def test_short_rows_take_a_tile_of_their_length():
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
-        assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // shape.sequences_per_tile))
-        rows_a_block = {"rows_32": 16, "rows_64": 8, "rows_128": 4, "rows_256": 4}.get(kind, 1)
-        assert shape.sequences_per_tile == rows_a_block  # row warps (P222, P223)
+        # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
+        # four warps' rows. Row warps (P222): a row a warp.
+        packed = {8: 64, 12: 40, 20: 24, 32: 16, 33: 12, 40: 12, 60: 8, 100: 4, 128: 4}
+        rows_a_block = packed[length] if kind == "rows_128" else 4 if kind == "rows_256" else 1
+        assert shape.sequences_per_tile == {"rows_128": 0, "rows_256": 4}.get(kind, 1)
+        assert variant.rows_a_block(shape, length) == rows_a_block, (length, sequences)
+        assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // rows_a_block))
     for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
@@ -466,7 +471,9 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (768, "rows", "rows_768"), (512, "rows", "rows_512"),
                                                (384, "rows", "rows_384"),
                                                (256, "rows", "rows_256"), (128, "rows", "rows_128"),
-                                               (64, "rows", "rows_64"), (32, "rows", "rows_32"),
+                                               (64, "rows", "rows_128"), (32, "rows", "rows_128"),
+                                               (20, "rows", "rows_128"), (8, "rows", "rows_128"),
+                                               (50, "head", "rows_128"),
                                                (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
                                                (256, "plain", "small_256")])
 def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):

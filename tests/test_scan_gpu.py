@@ -192,7 +192,7 @@ def test_rows_at_every_distance_past_a_line(rng, length, out_place):
                                    (64, 65537), (1000, 5001), (2048, 10001), (96, 65536), (400, 16900),
                                    (250, 17000), (4096, 1024), (1024, 2048), (8192, 512), (3000, 1000),
                                    (1024, 1024), (1000, 1500), (4096, 700), (2048, 250), (2, 500), (40, 2000),
-                                   (100, 3000), (4501, 100), (2301, 250), (3001, 2500), (70001, 20), (100001, 60)], ids=str)
+                                   (100, 3000), (4501, 100), (2301, 250), (3001, 2500), (70001, 20), (100001, 60), (90001, 12)], ids=str)
 def test_shapes_as_tuned(rng, shape):
     """With the tuning's own size rule (conftest.py lifts it for the other GPU tests): launches
     below and above sm_90's from_total_steps, whichever shape each gets; 1000 rows of 18432 steps
@@ -203,29 +203,32 @@ def test_shapes_as_tuned(rng, shape):
     row (P213, P215: 128 x 8, 128 x 16, 64 x 16, 64 x 24, 32 x 12, 32 x 16, 32 x 24), rows of 1000 off their
     lines; small launches on 4 steps a lane (P217: 2 x 500, 40 x 2000, 100 x 3000); odd counts of rows on
     rows_128 and rows_256, blocks of four rows a warp each, whose last block has one (P222: 4501 x 100, 2301 x
-    250; P223: 70001 x 20 and 100001 x 60, rows of 8 and 16 lanes), and on rows_3072 (3001 x 2500)."""
+    250; packed rows, P227: 70001 x 20, 100001 x 60 and 90001 x 12, rows of 5, 15 and 3 lanes), and on rows_3072
+    (3001 x 2500)."""
     a_np, b_np = regime(rng, "mixed", shape)
     scan_and_check(cuda(a_np), cuda(b_np), what=f"shape {shape} as tuned")
 
 
-@pytest.mark.parametrize("length", [20, 32, 50, 64, 100, 128, 250, 256])
-def test_row_warps_with_h0_and_an_odd_count_of_rows(rng, length, monkeypatch):
-    """The tiles of rows_32 to rows_256 (P222, P223): blocks of several rows, a warp or 16 or 8 lanes
-    each. Three rows with h0 (without the small_ kinds, which three rows would take), so the block's
-    last lanes have no row: they must write nothing, and every row start from its own h0."""
+@pytest.mark.parametrize("rows", [3, 67])
+@pytest.mark.parametrize("length", [8, 12, 20, 32, 33, 50, 64, 100, 128, 250, 256])
+def test_row_warps_with_h0_and_an_odd_count_of_rows(rng, length, rows, monkeypatch):
+    """The tiles of rows_128 and rows_256 (P222, P223, P227): blocks of several rows, packed to the lanes
+    they take or a warp each. Odd counts of rows with h0 (without the small_ kinds, which few rows would
+    take), so the last block's last lanes, and lanes past a warp's packed rows, have no row: they must
+    write nothing, and every row start from its own h0."""
     variant = rtscan.registry.resolve("auto")
     arch = _kernels.device_arch(0)
     without_kinds(monkeypatch, variant, arch, tuple(k for k in rtscan.registry.ROWS_KINDS if k.startswith("small_")))
-    a_np, b_np = regime(rng, "mixed", (3, length))
+    a_np, b_np = regime(rng, "mixed", (rows, length))
     a, b = cuda(a_np), cuda(b_np)
     launch = _scan.prepare(None, _arrays.view("a", a), _arrays.view("a", a), 1, False,
                            _scan.pointer_placement(a.data_ptr(), b.data_ptr(), a.data_ptr()), arch)
-    if launch.shape.sequences_per_tile == 1:
+    if not launch.variant.row_warps(launch.shape):
         assert arch != "sm_90", f"sm_90's rows of {length} should take row warps, not {launch.kind}"
         pytest.skip(f"{arch}'s tuning runs rows of {length} without row warps ({launch.kind})")
-    h0 = cuda(rng.uniform(-2, 2, 3).astype(np.float32))
-    out, outside_untouched = guarded_out(3 * length, 64)
-    scan_and_check(a, b, h0=h0, out=out.view(3, length), what=f"3 rows of {length} on {launch.kind}")
+    h0 = cuda(rng.uniform(-2, 2, rows).astype(np.float32))
+    out, outside_untouched = guarded_out(rows * length, 64)
+    scan_and_check(a, b, h0=h0, out=out.view(rows, length), what=f"{rows} rows of {length} on {launch.kind}")
     outside_untouched()
 
 
