@@ -165,7 +165,7 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // warp; which row of the block is this lane's. All before claim_tile's barrier, and the divisions
     // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (each
     // runtime division more cost 2-6 %, P227).
-    const int row_lanes = PACKED_ROWS ? (int(layout.length) + longest_row_head(layout, (unsigned long long)a) +
+    const int row_lanes = PACKED_ROWS ? (int(layout.length) + longest_row_head(layout, reinterpret_cast<unsigned long long>(a)) +
                                          VEC - 1) / VEC
                                       : WARP_SIZE;
     const float per_row = PACKED_ROWS ? __fdividef(1.0f, float(row_lanes)) : 0.0f;
