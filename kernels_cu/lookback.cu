@@ -163,8 +163,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     constexpr bool STAGGER = PROTOCOL_WARP == 1 && MIN_BLOCKS == 2;  // the shapes P58-P59 measured it on
     // Lanes scanning one row: a warp, or with packed rows as many as the launch's rows take; rows a
     // warp; which row of the block is this lane's. All before claim_tile's barrier, and the divisions
-    // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (each
-    // runtime division more cost 2-6 %, P227).
+    // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (one
+    // runtime division more cost 1-6 %, P227).
     const int row_lanes = PACKED_ROWS ? (int(layout.length) + longest_row_head(layout, reinterpret_cast<unsigned long long>(a)) +
                                          VEC - 1) / VEC
                                       : WARP_SIZE;
@@ -172,11 +172,11 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     const int rows_a_warp = PACKED_ROWS ? small_quotient(WARP_SIZE, per_row) : 1;
     const int row_in_warp = PACKED_ROWS ? small_quotient(int(lane), per_row) : 0;
     const int step_lane = int(lane) - row_in_warp * row_lanes;  // this lane's place among its row's lanes
+    const int row_in_block = row_in_warp < rows_a_warp ? int(warp) * rows_a_warp + row_in_warp : -1;  // -1: none
     // With row warps, the tile is this thread's row (tile_state.cuh's claim_tile); lanes past a warp's
     // rows or past the last sequence load, scan and store nothing, but keep to the block's barriers.
-    const ClaimedTile claimed =
-        claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST, ROW_WARPS,
-                   WARPS * rows_a_warp, row_in_warp < rows_a_warp ? int(warp) * rows_a_warp + row_in_warp : -1);
+    const ClaimedTile claimed = claim_tile(ws, layout, tiles_per_seq, num_tiles, shared_claim, STAGGER, CHUNKS_FIRST,
+                                           ROW_WARPS, WARPS * rows_a_warp, row_in_block);
     const bool past_last_sequence = ROW_WARPS && claimed.tile >= layout.num_seqs;
     const long long tile = claimed.tile;
     const unsigned generation = claimed.generation;

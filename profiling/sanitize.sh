@@ -64,7 +64,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 32 rows"  # 8 lanes a row
     echo "$tool lookback_regs 20 rows"  # 5 lanes a row, six a warp and two lanes idle
     echo "$tool lookback_regs 8 rows"  # 2 lanes a row, sixteen a warp
-    echo "$tool lookback_regs 50 head"  # rows 31 past a line, each from its 16 bytes: 13 lanes a row
+    echo "$tool lookback_regs 50 head"  # rows 31 past a line, each from its 16 bytes: 14 lanes a row
     echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads
     echo "$tool lookback_regs 2048"  # small_2048
     echo "$tool lookback_regs 256"  # small_256

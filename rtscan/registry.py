@@ -11,6 +11,7 @@ from . import tuning
 
 WARP_SIZE = 32  # kernels_cu/indexing.cuh
 
+
 @dataclass(frozen=True)
 class LaunchShape:
     block_threads: int
@@ -195,6 +196,7 @@ class Variant:
         if shape.sequences_per_tile or self.source != "lookback.cu":
             return shape.sequences_per_tile
         lanes_a_row = -(-length // shape.vec)
+        # Past a warp's span the row takes two tiles, which prepare refuses by name; counted as one a warp.
         return shape.block_threads // WARP_SIZE * max(1, WARP_SIZE // lanes_a_row)
 
     def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:

@@ -164,6 +164,7 @@ _P227 = ("packed rows, as many a warp as fit on the lanes their spans take: auto
          "32 even; 200000 x 50 (each row from its 16 bytes, two a warp either way) 64.3-64.7 -> 66.8-67.0, the one "
          "loss")
 
+
 def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:
     """A rows kind's entry: a tile of `threads` x `items` steps, taking rows up to its length, within
     any further `bounds`; with `rows_a_block`, a block of that many rows of threads x items / rows_a_block

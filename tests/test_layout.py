@@ -233,7 +233,8 @@ def test_the_kernels_longest_row_head_is_the_hosts(tmp_path):
     """lookback.cu's packed rows give a row the lanes its span takes, span = length + the longest row
     head, which the kernel finds from its layout (seq_layout.cuh's longest_row_head) and the host counts
     the blocks' rows from (_scan._row_heads): the two must agree, and every row's own head must fit.
-    Random batches (sliced, transposed, offset, one to three batch axes), each form the host offers."""
+    Random batches (sliced, transposed, reversed, broadcast, offset, one to three batch axes), each form
+    the host offers."""
     import shutil
     import subprocess
 
@@ -262,6 +263,10 @@ def test_the_kernels_longest_row_head_is_the_hosts(tmp_path):
         view = full[tuple(slice(None, None, s) for s in step)]
         if rng.integers(2) and rank > 2:
             view = view.swapaxes(0, 1)
+        if rng.integers(2):  # a batch axis walked backwards: a negative stride, the origin past the start
+            view = view[::-1]
+        if rng.integers(4) == 0 and rank > 2:  # a broadcast batch axis: stride 0
+            view = np.broadcast_to(view[:1], view.shape)
         strides = tuple(s // 4 for s in view.strides)
         plan = _layout.plan(view.shape, strides, strides, rank - 1, False)
         address = 256 * int(rng.integers(1, 1000)) + 4 * int(rng.integers(0, 32))
