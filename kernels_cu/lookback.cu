@@ -165,9 +165,10 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // warp; which row of the block is this lane's. All before claim_tile's barrier, and the divisions
     // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (one
     // runtime division more cost 1-6 %, P227).
-    const int row_lanes = PACKED_ROWS ? (int(layout.length) + longest_row_head(layout, reinterpret_cast<unsigned long long>(a)) +
-                                         VEC - 1) / VEC
-                                      : WARP_SIZE;
+    const unsigned long long a_address = reinterpret_cast<unsigned long long>(a);
+    // Packed rows: a row's steps and the launch's longest row head.
+    const int span = PACKED_ROWS ? int(layout.length) + longest_row_head(layout, a_address) : 0;
+    const int row_lanes = PACKED_ROWS ? (span + VEC - 1) / VEC : WARP_SIZE;
     const float per_row = PACKED_ROWS ? __fdividef(1.0f, float(row_lanes)) : 0.0f;
     const int rows_a_warp = PACKED_ROWS ? small_quotient(WARP_SIZE, per_row) : 1;
     const int row_in_warp = PACKED_ROWS ? small_quotient(int(lane), per_row) : 0;

@@ -443,7 +443,8 @@ __device__ __forceinline__ ClaimedTile claim_tile(const TileWorkspace& ws, const
     // none where that is negative (lanes past a warp's rows). Those, and rows past the last, get
     // sequence num_seqs or beyond: they load and store nothing, but still get an origin (the last
     // row's). Every thread finds its own origin before its loads, so a batch of one axis (the usual
-    // one, merged) takes it without a division (P227).
+    // one, merged) takes it without a division (P227). Here rather than in sequence_origins, whose
+    // other callers run it once a block: there the same short cut moved their kernels' registers.
     ClaimedTile mine = shared;
     mine.tile = row_in_block >= 0 ? shared.tile * rows_a_block + row_in_block : layout.num_seqs;
     const long long row = min(mine.tile, layout.num_seqs - 1);

@@ -105,7 +105,7 @@ def route_command(args) -> int:
         if launch.variant.row_warps(shape):
             span = length + launch.longest_head
             rows = launch.variant.rows_a_block(shape, span)
-            lanes = 32 if shape.sequences_per_tile else -(-span // shape.vec)  # packed rows: the lanes a row takes
+            lanes = launch.variant.lanes_a_row(shape, span)
             tiles = (f"{'a warp' if lanes == 32 else f'{lanes} lane' + 's' * (lanes > 1)} a row, {launch.num_tiles} "
                      f"block{'s' if launch.num_tiles > 1 else ''} of {rows} rows")
             filled = 100 * length * rows / shape.tile

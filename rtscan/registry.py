@@ -189,15 +189,19 @@ class Variant:
         several sequences are lanes across them instead)."""
         return self.source == "lookback.cu" and shape.sequences_per_tile != 1
 
+    def lanes_a_row(self, shape: LaunchShape, length: int) -> int:
+        """The lanes one row of `length` steps (its longest row head counted) takes in a block of
+        `shape`: a lane's vector at a time for packed rows (lookback.cu, which finds the same from its
+        layout), a warp for row warps."""
+        return -(-length // shape.vec) if self.source == "lookback.cu" and not shape.sequences_per_tile else WARP_SIZE
+
     def rows_a_block(self, shape: LaunchShape, length: int) -> int:
         """The sequences one block of `shape` takes, each of `length` steps (its longest row head
-        counted): packed rows, as many a warp as fit a lane's vector at a time (lookback.cu, which
-        finds the same from its layout); otherwise the shape's own count."""
+        counted): packed rows, as many a warp as fit; otherwise the shape's own count."""
         if shape.sequences_per_tile or self.source != "lookback.cu":
             return shape.sequences_per_tile
-        lanes_a_row = -(-length // shape.vec)
         # Past a warp's span the row takes two tiles, which prepare refuses by name; counted as one a warp.
-        return shape.block_threads // WARP_SIZE * max(1, WARP_SIZE // lanes_a_row)
+        return shape.block_threads // WARP_SIZE * max(1, WARP_SIZE // self.lanes_a_row(shape, length))
 
     def tile_counts(self, shape: LaunchShape, num_seqs: int, length: int) -> tuple[int, int]:
         """(tiles a sequence, tiles in all) of a launch over `num_seqs` sequences of `length` steps."""
