@@ -22,7 +22,7 @@ __device__ __forceinline__ void stage_steps(float* slot, const float* __restrict
     if (VEC == 4 && first + VEC <= valid) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
                      "l"(source + first) : "memory");
-    } else {
+    } else if (first < valid) {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid)
