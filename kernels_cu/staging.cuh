@@ -14,22 +14,14 @@ __device__ __forceinline__ unsigned shared_address(const void* pointer) {
 
 // Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
 // step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below the
-// tile size, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not read: the scan
-// treats them as the identity map (read_staged).
-//
-// A lane holding no step copies nothing, and one whose 16 bytes hold fewer steps (a row's or a
-// tile's end) copies those with one 16-byte copy that reads only them (cp.async's src-size) and
-// fills the rest with zeros: a warp whose other lanes take the 16-byte copy then runs no loop of
-// one-step copies for them (P228, P229).
+// tile size, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the
+// scan treats them as the identity map without reading them.
 template <int VEC>
 __device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {
     if (VEC == 4 && first + VEC <= valid) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
                      "l"(source + first) : "memory");
-    } else if (VEC == 4 && first < valid) {
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared_address(slot)),
-                     "l"(source + first), "r"(4 * (valid - first)) : "memory");
     } else if (first < valid) {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
@@ -61,20 +53,13 @@ __device__ __forceinline__ void wait_for_staged_groups(int pending) {
 }
 
 // The staged maps of one lane's VEC steps from its slots; identity past the end of the sequence.
-// On the 16-byte path every lane reads its 16 bytes, whatever stage_steps copied there, and a lane
-// with fewer steps then replaces the rest: no lane reads one step at a time.
 template <int VEC>
 __device__ __forceinline__ void read_staged(const float* slot_a, const float* slot_b, int first, int valid,
                                             Affine<float> (&maps)[VEC]) {
-    if (VEC == 4) {
+    if (VEC == 4 && first + VEC <= valid) {
         const float4 a4 = *reinterpret_cast<const float4*>(slot_a);
         const float4 b4 = *reinterpret_cast<const float4*>(slot_b);
         maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
-        if (first + VEC > valid) {
-#pragma unroll
-            for (int v = 0; v < VEC; ++v)
-                if (first + v >= valid) maps[v] = affine_identity<float>();
-        }
     } else {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)

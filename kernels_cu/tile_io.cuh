@@ -73,10 +73,7 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
         // where the bench's launches found their inputs left in L2 by the launch before (P69,
         // P71), and would push h out of L2 before the kernel that reads it next.
         __stwb(reinterpret_cast<float4*>(target + first), make_float4(values[0], values[1], values[2], values[3]));
-    } else if (first < valid && first + VEC > head) {
-        // Only a lane with some of its steps to write runs the loop: where the other lanes of its warp
-        // take the 16-byte store, lanes past the end or wholly in the head cost their warp nothing
-        // (P228, P229).
+    } else if (first < valid) {
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid && (head == 0 || first + v >= head))
