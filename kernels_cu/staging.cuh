@@ -15,7 +15,10 @@ __device__ __forceinline__ unsigned shared_address(const void* pointer) {
 // Asynchronous global -> shared copies (cp.async) of one lane's VEC steps starting at tile-relative
 // step `first`, into `slot` (the lane's place in shared memory). `first` and `valid` are below the
 // tile size, so 32-bit; only the tile's base is 64-bit. Steps past `valid` are not copied: the
-// scan treats them as the identity map without reading them.
+// scan treats them as the identity map without reading them. A lane with no step here (beside a
+// warp's packed rows, past a row's or a tile's end) skips the one-step loop: where the rest of its
+// warp takes the 16-byte copy, the warp then runs only that (P228: rows of 12-60 steps, whose warps
+// leave two lanes idle, issued a third fewer instructions and ran 1.33-1.36x faster).
 template <int VEC>
 __device__ __forceinline__ void stage_steps(float* slot, const float* __restrict__ source, long long time_stride,
                                             int first, int valid) {
@@ -53,6 +56,8 @@ __device__ __forceinline__ void wait_for_staged_groups(int pending) {
 }
 
 // The staged maps of one lane's VEC steps from its slots; identity past the end of the sequence.
+// (No guard for a lane with no step here, unlike stage_steps: with one, ptxas 13.0 spilled the
+// packed rows' kernel, P228; a 16-byte read in every lane cost 2^20 4 %, P229.)
 template <int VEC>
 __device__ __forceinline__ void read_staged(const float* slot_a, const float* slot_b, int first, int valid,
                                             Affine<float> (&maps)[VEC]) {

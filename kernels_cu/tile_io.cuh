@@ -59,7 +59,8 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
 }
 
 // Stores one lane's VEC states of steps `first` .. ; steps before `head` (seq_layout.cuh's, in a
-// sequence's first tile) or from `valid` on are not written.
+// sequence's first tile) or from `valid` on are not written. A lane with no step here skips the
+// one-step loop, as staging.cuh's stage_steps does (P228).
 template <int VEC>
 __device__ __forceinline__ void store_steps(float* __restrict__ target, long long time_stride, int first,
                                             int valid, const float (&values)[VEC], int head = 0) {
