@@ -58,13 +58,9 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
 RTSCAN_HOST_DEVICE int longest_row_head(const SeqLayout& layout, unsigned long long a_address) {
     if (!layout.head) return 0;
     long long divisor = layout.head;
-    // Unrolled over the most axes there can be, so each stride is read from its own place in the
-    // parameters: a loop to batch_rank indexed them at run time, about 90 instructions a warp that
-    // every packed rows' thread ran (P230).
-#pragma unroll
-    for (int axis = 0; axis < MAX_BATCH_RANK; ++axis) {
+    for (int axis = 0; axis < layout.batch_rank; ++axis) {
         const long long stride = layout.in_batch_stride[axis];
-        if (axis < layout.batch_rank && stride != 0 && (stride & -stride) < divisor) divisor = stride & -stride;
+        if (stride != 0 && (stride & -stride) < divisor) divisor = stride & -stride;
     }
     const long long origin = (long long)(a_address >> 2) + layout.in_origin;
     return int(layout.head - divisor + (origin & (divisor - 1)));

@@ -51,7 +51,7 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
     } else {
         // The 16-byte path's one-step loop (a lane's last steps of a row or tile) is on unit time
         // stride too, by that path's contract (rtscan/_scan.py's _row_heads): offsets then fold into
-        // the loads' and stores' immediates instead of a 64-bit multiply each (P230).
+        // the loads' and stores' immediates instead of a 64-bit multiply each (P230, P231).
         const long long stride = VEC == 4 ? 1 : time_stride;
 #pragma unroll
         for (int v = 0; v < VEC; ++v) {
