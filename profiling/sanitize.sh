@@ -14,7 +14,7 @@
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
 # rows (P213, P215, P218, P222, P223, P227) on 2 x 3072, 2048, 1536, 1024, 768, 512, 384, 256, 128, 64,
-# 32, 20 and 8 steps (sanitize_case.py's `rows`: as many rows would take them) and on 2 x 1024 as a few
+# 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as many rows would take them) and on 2 x 1024 as a few
 # hundred rows would (`few_rows`); packed rows on 2 x 50 with the rows 31 past a line; and the tiles for
 # small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
 # to CASE_SECONDS (default 300); VARIANTS (names, space separated) limits the cases of every variant
@@ -64,6 +64,8 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 32 rows"  # 8 lanes a row
     echo "$tool lookback_regs 20 rows"  # 5 lanes a row, six a warp and two lanes idle
     echo "$tool lookback_regs 8 rows"  # 2 lanes a row, sixteen a warp
+    echo "$tool lookback_regs 10 rows"  # every other row 8 bytes off 16: a head lane or a short last vector (P228)
+    echo "$tool lookback_regs 100 rows"  # rows off their line, a warp a row: head lanes, and idle lanes past the rest
     echo "$tool lookback_regs 50 head"  # rows 31 past a line, each from its 16 bytes: 14 lanes a row
     echo "$tool lookback_regs 4000"  # the tiles for small launches (P217): small_4096, 1024 threads
     echo "$tool lookback_regs 2048"  # small_2048
