@@ -473,6 +473,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (256, "rows", "rows_256"), (128, "rows", "rows_128"),
                                                (64, "rows", "rows_128"), (32, "rows", "rows_128"),
                                                (20, "rows", "rows_128"), (8, "rows", "rows_128"),
+                                               (10, "rows", "rows_128"), (100, "rows", "rows_128"),
                                                (50, "head", "rows_128"),
                                                (4000, "plain", "small_4096"), (2048, "plain", "small_2048"),
                                                (256, "plain", "small_256")])
