@@ -165,8 +165,9 @@ _P227 = ("packed rows, as many a warp as fit on the lanes their spans take: auto
          "loss")
 # The kernel since (not a choice of this table): lanes that hold no step skip the one-step loops (P228).
 _P228 = ("and since P228 (lanes holding no step skip the one-step loops; profiling/results/h200/"
-         "p228-ab-2026-12-02-35.txt, two rounds): 600000 x 20 50.0-50.1 -> 37.2 us (1.05-1.06 of copy), rows of 12, 24, 40 and "
-         "60 1.33-1.36x faster, 100000 x 100 1.28-1.29x, 200000 x 50 1.09x, 524288 x 32 and 1000000 x 8 within 1.5 %")
+         "p228-ab-2026-12-02-35.txt, two rounds): 600000 x 20 50.0-50.1 -> 37.2 us (1.05-1.06 of copy), rows of 12, "
+         "24, 40 and 60 1.33-1.36x faster, 100000 x 100 1.28-1.29x, 200000 x 50 1.09x, 524288 x 32 and 1000000 x 8 "
+         "within 1.5 %")
 
 
 def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:

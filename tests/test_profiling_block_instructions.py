@@ -47,4 +47,5 @@ def test_a_missing_launch_or_metric_is_refused():
     with pytest.raises(ValueError, match="3 lookback_scan launches"):
         block_instructions.parse(REPORT.rsplit("\n  void", 1)[0], ["524288x32", "600000x20"])
     with pytest.raises(ValueError, match="smsp__inst_executed.sum missing"):
-        block_instructions.parse(REPORT.replace("smsp__inst_executed.sum", "smsp__other.sum"), ["524288x32", "600000x20"])
+        block_instructions.parse(REPORT.replace("smsp__inst_executed.sum", "smsp__other.sum"),
+                                 ["524288x32", "600000x20"])
