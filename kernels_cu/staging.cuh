@@ -26,11 +26,12 @@ __device__ __forceinline__ void stage_steps(float* slot, const float* __restrict
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(slot)),
                      "l"(source + first) : "memory");
     } else if (first < valid) {
+        const long long stride = VEC == 4 ? 1 : time_stride;  // see tile_io.cuh's load_steps
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid)
                 asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(shared_address(slot + v)),
-                             "l"(source + (long long)(first + v) * time_stride) : "memory");
+                             "l"(source + (long long)(first + v) * stride) : "memory");
     }
 }
 

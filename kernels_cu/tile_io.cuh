@@ -49,9 +49,13 @@ __device__ __forceinline__ void load_steps(const float* __restrict__ a, const fl
         const float4 b4 = __ldcg(reinterpret_cast<const float4*>(b + first));
         maps[0] = {a4.x, b4.x}; maps[1] = {a4.y, b4.y}; maps[2] = {a4.z, b4.z}; maps[3] = {a4.w, b4.w};
     } else {
+        // The 16-byte path's one-step loop (a lane's last steps of a row or tile) is on unit time
+        // stride too, by that path's contract (rtscan/_scan.py's _row_heads): offsets then fold into
+        // the loads' and stores' immediates instead of a 64-bit multiply each (P230, P231).
+        const long long stride = VEC == 4 ? 1 : time_stride;
 #pragma unroll
         for (int v = 0; v < VEC; ++v) {
-            const long long offset = (long long)(first + v) * time_stride;
+            const long long offset = (long long)(first + v) * stride;
             maps[v] = first + v < valid ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)}
                                         : affine_identity<float>();
         }
@@ -75,10 +79,11 @@ __device__ __forceinline__ void store_steps(float* __restrict__ target, long lon
         // P71), and would push h out of L2 before the kernel that reads it next.
         __stwb(reinterpret_cast<float4*>(target + first), make_float4(values[0], values[1], values[2], values[3]));
     } else if (first < valid) {
+        const long long stride = VEC == 4 ? 1 : time_stride;  // as in load_steps
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
             if (first + v < valid && (head == 0 || first + v >= head))
-                target[(long long)(first + v) * time_stride] = values[v];
+                target[(long long)(first + v) * stride] = values[v];
     }
 }
 

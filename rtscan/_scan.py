@@ -235,7 +235,9 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     # Of the forms whose shape takes 16-byte steps and whose head does not turn a row of one tile into
     # two, the one whose rows take the fewest tiles; on a tie the shorter tiles (a head can move a row
     # to a longer tile of a kind that takes any fill: P219), then the more rows a block (packed rows:
-    # a shorter head can leave a row fewer lanes, P227), then the line's. Rows of 4096 steps one
+    # a shorter head can leave a row fewer lanes, P227), then for packed rows the shorter head (rows of
+    # 65-100 steps, a row a warp either way, ran 1.2-1.3x faster from their 16 bytes than from their
+    # line, with no head lanes and no head arithmetic: P232), then the line's. Rows of 4096 steps one
     # element past a boundary, two short tiles each, ran 15 % slower than one scalar tile, where rows
     # that kept their tile count ran twice as fast (P67; profiling/results/h200/p67-ab-2026-11-30.txt).
     # A tile more on longer rows pays or costs nothing against the scalar path: 2^20 steps, 257
@@ -251,8 +253,8 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
             forms.append((-(-span // shape.steps_per_sequence), boundary, longest, kind, shape,
                           chosen.rows_a_block(shape, span)))
     if forms:
-        _, boundary, longest, kind, shape, _ = min(
-            forms, key=lambda form: (form[0], form[4].steps_per_sequence, -form[5]))
+        _, boundary, longest, kind, shape, _ = min(forms, key=lambda form: (
+            form[0], form[4].steps_per_sequence, -form[5], form[2] if chosen.packs_rows(form[4]) else 0))
     else:
         boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if longest:

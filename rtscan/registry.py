@@ -189,16 +189,21 @@ class Variant:
         several sequences are lanes across them instead)."""
         return self.source == "lookback.cu" and shape.sequences_per_tile != 1
 
+    def packs_rows(self, shape: LaunchShape) -> bool:
+        """Whether `shape` is lookback.cu's packed rows: as many whole rows a warp as fit, a lane's
+        vector of each at a time."""
+        return self.source == "lookback.cu" and not shape.sequences_per_tile
+
     def lanes_a_row(self, shape: LaunchShape, length: int) -> int:
         """The lanes one row of `length` steps (its longest row head counted) takes in a block of
         `shape`: a lane's vector at a time for packed rows (lookback.cu, which finds the same from its
         layout), a warp for row warps."""
-        return -(-length // shape.vec) if self.source == "lookback.cu" and not shape.sequences_per_tile else WARP_SIZE
+        return -(-length // shape.vec) if self.packs_rows(shape) else WARP_SIZE
 
     def rows_a_block(self, shape: LaunchShape, length: int) -> int:
         """The sequences one block of `shape` takes, each of `length` steps (its longest row head
         counted): packed rows, as many a warp as fit; otherwise the shape's own count."""
-        if shape.sequences_per_tile or self.source != "lookback.cu":
+        if not self.packs_rows(shape):
             return shape.sequences_per_tile
         # Past a warp's span the row takes two tiles, which prepare refuses by name; counted as one a warp.
         return shape.block_threads // WARP_SIZE * max(1, WARP_SIZE // self.lanes_a_row(shape, length))
