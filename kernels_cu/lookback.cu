@@ -69,8 +69,8 @@
 //                  scans a whole sequence of its own, of at most 32 * ITEMS steps; 0 (packed rows,
 //                  one chunk a lane, ITEMS = VEC): each warp scans as many whole sequences as fit,
 //                  floor(32 / q), q consecutive lanes each, where q = ceil(span / VEC) and span is the
-//                  launch's length and longest row head (seq_layout.cuh's longest_row_head, which the
-//                  host counts the block's rows from). The host sends only rows of one tile, on the
+//                  launch's length and longest row head (SeqLayout.longest_head, from which the
+//                  host counted the block's rows). The host sends only rows of one tile, on the
 //                  16-byte path: no row waits on another, so nothing is published or polled. What it
 //                  buys is blocks of more than one row for rows too short for one warp's span: an SM
 //                  takes at most 32 blocks, so one-warp tiles hold at most 32 rows an SM in flight, and
@@ -165,9 +165,8 @@ lookback_scan(const float* __restrict__ a, const float* __restrict__ b, float* _
     // warp; which row of the block is this lane's. All before claim_tile's barrier, and the divisions
     // by one reciprocal: packed rows' blocks are many and short, and ran as fast as they issue (one
     // runtime division more cost 1-6 %, P227).
-    const unsigned long long a_address = reinterpret_cast<unsigned long long>(a);
     // Packed rows: a row's steps and the launch's longest row head.
-    const int span = PACKED_ROWS ? int(layout.length) + longest_row_head(layout, a_address) : 0;
+    const int span = PACKED_ROWS ? int(layout.length) + layout.longest_head : 0;
     const int row_lanes = PACKED_ROWS ? (span + VEC - 1) / VEC : WARP_SIZE;
     const float per_row = PACKED_ROWS ? __fdividef(1.0f, float(row_lanes)) : 0.0f;
     const int rows_a_warp = PACKED_ROWS ? small_quotient(WARP_SIZE, per_row) : 1;

@@ -21,10 +21,16 @@ struct SeqLayout {
     // never written. The host sets it (only for lookback.cu) where a, b and out start every
     // sequence equally far past such a boundary and some sequence starts off it, so that every
     // tile's 16-byte loads and stores are aligned, and counts the tiles from the longest row head
-    // (rtscan/_scan.py; P67, P196). An int beside batch_rank: the struct keeps its size, and the
-    // kernels at their register limit keep their allocation (a wider struct made hillis_steele
-    // 768x1 spill on sm_100).
-    int head;
+    // (rtscan/_scan.py; P67, P196).
+    short head;
+    // With a head, the longest row head, as the host counted it (_scan._row_heads: rows start the
+    // origin's distance past the boundary plus multiples of the common divisor of the boundary and
+    // the batch strides): lookback.cu's packed rows give each row the lanes its length and this take.
+    // Passed rather than found in the kernel, where every packed thread spent 38 warp instructions a
+    // warp on it (P230, P233). head and this share the int beside batch_rank: the struct keeps its
+    // size, and the kernels at their register limit keep their allocation (a wider struct made
+    // hillis_steele 768x1 spill on sm_100).
+    short longest_head;
     long long batch_size[MAX_BATCH_RANK];
     long long in_batch_stride[MAX_BATCH_RANK];   // shared by a and b
     long long out_batch_stride[MAX_BATCH_RANK];
@@ -47,23 +53,6 @@ RTSCAN_HOST_DEVICE void sequence_origins(const SeqLayout& layout, long long seq,
         in_offset += index * layout.in_batch_stride[axis];
         out_offset += index * layout.out_batch_stride[axis];
     }
-}
-
-// The longest row head of a layout with a head, the input starting at `a_address`: rows start the
-// origin's distance past a boundary plus multiples of the common divisor of the boundary and the
-// batch strides, so at most boundary - divisor past the origin's remainder. The same formula as
-// rtscan/_scan.py's _row_heads, from which the host counts tiles and rows; lookback.cu's packed
-// rows give each row the lanes it takes (the boundary is a power of two, so its common divisor with
-// a stride is the stride's lowest set bit where that is smaller).
-RTSCAN_HOST_DEVICE int longest_row_head(const SeqLayout& layout, unsigned long long a_address) {
-    if (!layout.head) return 0;
-    long long divisor = layout.head;
-    for (int axis = 0; axis < layout.batch_rank; ++axis) {
-        const long long stride = layout.in_batch_stride[axis];
-        if (stride != 0 && (stride & -stride) < divisor) divisor = stride & -stride;
-    }
-    const long long origin = (long long)(a_address >> 2) + layout.in_origin;
-    return int(layout.head - divisor + (origin & (divisor - 1)));
 }
 
 // The tile (seq * tiles_per_seq + chunk) that the block holding `ticket` scans (the three-pass

@@ -24,7 +24,8 @@ class SeqLayout(ctypes.Structure):
         ("length", ctypes.c_longlong),
         ("num_seqs", ctypes.c_longlong),
         ("batch_rank", ctypes.c_int),
-        ("head", ctypes.c_int),
+        ("head", ctypes.c_short),
+        ("longest_head", ctypes.c_short),
         ("batch_size", ctypes.c_longlong * MAX_BATCH_RANK),
         ("in_batch_stride", ctypes.c_longlong * MAX_BATCH_RANK),
         ("out_batch_stride", ctypes.c_longlong * MAX_BATCH_RANK),
@@ -45,12 +46,13 @@ class Plan:
     unit_time_stride: bool          # time stride +1 in and out (forward, contiguous along dim)
 
 
-def with_head(plan: Plan, boundary: int) -> Plan:
+def with_head(plan: Plan, boundary: int, longest: int) -> Plan:
     """The plan whose kernel scans each sequence from the last `boundary` (32 or 4 elements: a
-    128-byte line or 16 bytes) at or before its step 0, the steps between being the identity
-    (kernels_cu/seq_layout.cuh's head); lengths, origins and strides stay the caller's."""
+    128-byte line or 16 bytes) at or before its step 0, the steps between being the identity, at
+    most `longest` of them in any row (kernels_cu/seq_layout.cuh's head and longest_head); lengths,
+    origins and strides stay the caller's."""
     layout = SeqLayout.from_buffer_copy(plan.layout)
-    layout.head = boundary
+    layout.head, layout.longest_head = boundary, longest
     return dataclasses.replace(plan, layout=layout)
 
 

@@ -258,7 +258,7 @@ def prepare(chosen, va, vout, axis, reverse, placement, arch) -> Prepared:
     else:
         boundary, longest, kind, shape = 0, 0, *chosen.launch_kind(arch, va.dtype, 1, plan.length, plan.num_seqs)
     if longest:
-        plan = _layout.with_head(plan, boundary)
+        plan = _layout.with_head(plan, boundary, longest)
     tiles_per_seq, num_tiles = chosen.tile_counts(shape, plan.num_seqs, plan.length + longest)
     if num_tiles > _MAX_GRID:
         raise InputError(f"{plan.num_seqs} sequences of {plan.length} steps need {num_tiles} tiles of {shape.tile}, "

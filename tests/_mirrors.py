@@ -46,11 +46,13 @@ class Mirror:
         self._scan.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                ctypes.c_void_p, ctypes.c_double, ctypes.c_ulonglong]
 
-    def scan(self, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None, head=0):
+    def scan(self, shape_id, a, b, h0=None, dim=-1, reverse=False, finished=0.5, seed=0, out=None, head=0,
+             longest_head=None):
         """Run the mirror on NumPy float32 arrays (views of any strides); `finished` is the chance
         that the look-back sees a segment finished. `out` defaults to a NaN-filled array, so
         unwritten steps show. `head` (32 or 4): each row scanned from the boundary before it, as
-        though a and out started on one (seq_layout.cuh's head)."""
+        though a and out started on one (seq_layout.cuh's head), no row's head longer than `longest_head`
+        (by default head - 1, which holds for every row; only packed rows read it)."""
         axis = _layout.normalize_dim(dim, a.ndim)
         if out is None:
             out = np.full(a.shape, np.nan, np.float32)
@@ -58,7 +60,7 @@ class Mirror:
         assert elements(a) == elements(b)
         plan = _layout.plan(a.shape, elements(a), elements(out), axis, reverse)
         if head:
-            plan = _layout.with_head(plan, head)
+            plan = _layout.with_head(plan, head, head - 1 if longest_head is None else longest_head)
         h0 = None if h0 is None else np.ascontiguousarray(h0, np.float32)
         h0_pointer = None if h0 is None else h0.ctypes.data
         status = self._scan(shape_id, a.ctypes.data, b.ctypes.data, out.ctypes.data, h0_pointer,
@@ -145,7 +147,7 @@ def assert_gpu_equals_mirror(mirror, shape_id: int, variant: str, length: int, t
     launch = _scan.prepare(rtscan.registry.resolve(variant), _arrays.view("a", a_gpu), _arrays.view("a", a_gpu),
                            1, False, placement, _kernels.device_arch(0))
     assert launch.shape == shape, f"the GPU launched {launch.shape}, not the mirror's {shape}"
-    cpu = mirror.scan(shape_id, a, b, head=launch.plan.layout.head)
+    cpu = mirror.scan(shape_id, a, b, head=launch.plan.layout.head, longest_head=launch.plan.layout.longest_head)
     assert np.array_equal(gpu, cpu), f"first difference at {np.argwhere(gpu != cpu)[:3].tolist()}"
 
 

@@ -201,10 +201,11 @@ def test_seq_layout_struct_mirrors_the_header():
     """rtscan/_layout.py's ctypes struct and kernels_cu/seq_layout.cuh must agree field for field."""
     text = (_compile.kernels_dir() / "seq_layout.cuh").read_text()
     body = re.search(r"struct SeqLayout \{(.*?)\};", text, re.S).group(1)
-    header_fields = re.findall(r"^\s*(long long|int) (\w+)(\[MAX_BATCH_RANK\])?;", body, re.M)
+    header_fields = re.findall(r"^\s*(long long|int|short) (\w+)(\[MAX_BATCH_RANK\])?;", body, re.M)
     assert [name for _, name, _ in header_fields] == [name for name, _ in _layout.SeqLayout._fields_]
+    scalars = {"long long": ctypes.c_longlong, "int": ctypes.c_int, "short": ctypes.c_short}
     for (kind, name, is_array), (_, ctype) in zip(header_fields, _layout.SeqLayout._fields_):
-        scalar = ctypes.c_longlong if kind == "long long" else ctypes.c_int
+        scalar = scalars[kind]
         expected = scalar * _layout.MAX_BATCH_RANK if is_array else scalar
         assert ctypes.sizeof(ctype) == ctypes.sizeof(expected), name
     assert ctypes.sizeof(_layout.SeqLayout) == 8 * (7 + 3 * _layout.MAX_BATCH_RANK)  # no padding anywhere
@@ -218,40 +219,26 @@ def test_normalize_dim_accepts_numpy_integers(dim):
 
 
 def test_with_head_names_the_boundary_and_leaves_the_plan_alone():
-    """_layout.with_head (P67, P196): the layout's head names the boundary each row is scanned from;
-    length, origins and strides stay the caller's, and the plan it was given keeps its own layout
-    (prepared plans are shared)."""
+    """_layout.with_head (P67, P196): the layout's head names the boundary each row is scanned from,
+    and its longest_head the longest row head (P233); length, origins and strides stay the caller's,
+    and the plan it was given keeps its own layout (prepared plans are shared)."""
     plan = _layout.plan((3, 20000), (20000, 1), (20000, 1), 1, False)
-    shifted = _layout.with_head(plan, 32)
-    assert (shifted.layout.length, shifted.length, shifted.layout.head) == (20000, 20000, 32)
+    shifted = _layout.with_head(plan, 32, 28)
+    assert (shifted.layout.length, shifted.length, shifted.layout.head, shifted.layout.longest_head) == (
+        20000, 20000, 32, 28)
     assert (shifted.layout.in_origin, shifted.layout.out_origin) == (0, 0)
     assert (shifted.layout.in_batch_stride[0], shifted.layout.in_time_stride, shifted.num_seqs) == (20000, 1, 3)
     assert (plan.layout.length, plan.layout.head, plan.layout.in_origin, plan.length) == (20000, 0, 0, 20000)
 
 
-def test_the_kernels_longest_row_head_is_the_hosts(tmp_path):
+def test_the_layout_carries_the_longest_row_head_the_host_counted():
     """lookback.cu's packed rows give a row the lanes its span takes, span = length + the longest row
-    head, which the kernel finds from its layout (seq_layout.cuh's longest_row_head) and the host counts
-    the blocks' rows from (_scan._row_heads): the two must agree, and every row's own head must fit.
+    head, which the kernel reads from its layout (SeqLayout.longest_head, P233) and the host counted the
+    blocks' rows from (_scan._row_heads): with_head must carry it, and every row's own head must fit.
     Random batches (sliced, transposed, reversed, broadcast, offset, one to three batch axes), each form
-    the host offers."""
-    import shutil
-    import subprocess
-
+    the host offers; then the launches rtscan prepares, packed rows among them."""
     from rtscan import _scan
 
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        pytest.skip("no host C++ compiler (g++ or c++) to build seq_layout.cuh")
-    source = tmp_path / "longest.cpp"
-    source.write_text('#include "seq_layout.cuh"\nextern "C" int longest(const rtscan::SeqLayout* layout, '
-                      'unsigned long long a) { return rtscan::longest_row_head(*layout, a); }\n')
-    library = tmp_path / "longest.so"
-    subprocess.run([compiler, "-O1", "-std=c++17", "-shared", "-fPIC", f"-I{_compile.kernels_dir()}", "-o",
-                    str(library), str(source)], check=True, capture_output=True, text=True)
-    kernel_longest = ctypes.CDLL(str(library)).longest
-    kernel_longest.restype = ctypes.c_int
-    kernel_longest.argtypes = [ctypes.POINTER(_layout.SeqLayout), ctypes.c_ulonglong]
     rng = np.random.default_rng(7)
     forms_seen = 0
     for _ in range(3000):
@@ -272,9 +259,13 @@ def test_the_kernels_longest_row_head_is_the_hosts(tmp_path):
         address = 256 * int(rng.integers(1, 1000)) + 4 * int(rng.integers(0, 32))
         placement = _scan.pointer_placement(address, address, address)
         for boundary, longest in _scan._row_heads(plan, placement, True):
-            layout = _layout.with_head(plan, boundary).layout
-            assert kernel_longest(ctypes.byref(layout), address) == longest, (view.shape, strides, address, boundary)
+            layout = _layout.with_head(plan, boundary, longest).layout
+            assert (layout.head, layout.longest_head) == (boundary, longest), (view.shape, strides, address)
             heads = [((address >> 2) + start) % boundary for start, _ in sequence_starts(plan)]
             assert max(heads) <= longest
             forms_seen += 1
     assert forms_seen > 3000
+    for rows, steps, offset in ((200000, 50, 0), (200000, 50, 3), (100000, 98, 0), (1000, 5001, 0), (2, 100, 5)):
+        prepared = _scan.contiguous_launch("auto", rows, steps, "sm_90", offset)
+        assert prepared.plan.layout.longest_head == prepared.longest_head, (rows, steps, offset)
+        assert prepared.longest_head > 0, (rows, steps, offset)  # each of these takes a head
