@@ -168,11 +168,14 @@ _P228 = ("and since P228 (lanes holding no step skip the one-step loops; profili
          "p228-ab-2026-12-02-35.txt, two rounds): 600000 x 20 50.0-50.1 -> 37.2 us (1.05-1.06 of copy), rows of 12, "
          "24, 40 and 60 1.33-1.36x faster, 100000 x 100 1.28-1.29x, 200000 x 50 1.09x, 524288 x 32 and 1000000 x 8 "
          "within 1.5 %")
-# And since P231 (the one-step loops at unit stride) and P232 (_scan.prepare: rows of 65-100 from their 16 bytes).
-_P231_P232 = ("P231: 200000 x 50 60.5-60.6 -> 51.0-51.6 us, 1000000 x 10 58.9-59.6 -> 50.2-50.7, 300000 x 30 45.1 -> "
+# And since P231 (the one-step loops at unit stride), P232 (_scan.prepare: rows of 65-100 from their 16 bytes)
+# and P233 (the longest row head passed in the layout).
+_P231_P233 = ("P231: 200000 x 50 60.5-60.6 -> 51.0-51.6 us, 1000000 x 10 58.9-59.6 -> 50.2-50.7, 300000 x 30 45.1 -> "
               "38.4-38.6, controls within 1.5 %; P232: 100000 x 100 44.5-44.7 -> 36.6 (0.92 of copy), 147000 x 68 "
               "65.2-65.3 -> 51.1-51.3, 120000 x 84 53.9-54.0 -> 42.5-42.7 (profiling/results/h200/"
-              "p231-p232-ab-2026-12-02-36.txt, two rounds each)")
+              "p231-p232-ab-2026-12-02-36.txt, two rounds each); P233: rows with a head 1.04-1.08x (200000 x 50 "
+              "51.1-51.5 -> 48.4-48.6, 150000 x 66 70.3-70.7 -> 65.2-65.3), 100000 x 100 -1 to -2 % "
+              "(p233-ab-2026-12-02-36.txt)")
 
 
 def _rows(threads: int, items: int, min_blocks: int, source: str, rows_a_block: int = 1, **bounds) -> dict:
@@ -441,7 +444,7 @@ LOOKBACK_REGS = {
                                          any_total_to_sequences=132 * min_blocks)
            for threads, min_blocks in ((64, 16), (128, 8), (256, 4), (512, 2), (1024, 1))},
         # Rows of at most 128 steps, as many a warp as fit, each on the lanes its 16-byte vectors take (P227).
-        "rows_128": _rows(128, 4, 16, f"{_P222}; {_P223}; {_P227}; {_P228}; {_P231_P232}", rows_a_block=0),
+        "rows_128": _rows(128, 4, 16, f"{_P222}; {_P223}; {_P227}; {_P228}; {_P231_P233}", rows_a_block=0),
         "rows_256": _rows(128, 8, 12, _P222, rows_a_block=4),
         "rows_384": _rows(32, 12, 32, _P215),
         "rows_512": _rows(32, 16, 32, _P215),
