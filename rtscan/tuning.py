@@ -465,6 +465,14 @@ LOOKBACK_REGS = {
                            ".txt): 512 x 3000 7.0 -> 6.4-6.5 us, 1024 x 3072 11.6 -> 8.3, 2048 x 2200 23.0-23.3 -> "
                            "18.2-18.4, 8192 x 2500 83.4-83.7 -> 64.3-64.8; 256 x 3000 5.3 -> 5.5, 128 x 3000 and 2 x "
                            "3000 behind too", from_sequences=512),
+        # Rows of 4097-6144 steps, from 256 rows: one 256 x 24 tile a row (the bytes an SM holds of rows_3072's
+        # tile at 8 blocks), 67-100 % full and no look-back, where two short tiles a row were 50-75 % full.
+        "rows_6144": _rows(256, 24, 4, "auto's A/B on an H200, two rounds, scan time (P235; profiling/results/h200/"
+                           "p234-p235-ab-2026-12-02-36.txt) against two short tiles a row: 1000 x 5001 24.3-24.4 -> "
+                           "17.4-17.5 us (0.78 -> 1.10 of copy), 4000 x 5000 82.2-82.6 -> 59.9-60.0, 1000 x 4500 "
+                           "23.6-23.8 -> 15.9-16.1, 512 x 4097 12.3 -> 7.3-7.4, 500 x 6000 12.2-12.3 -> 8.0-8.1, 8000 x "
+                           "6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6",
+                           from_length=4097, from_sequences=256),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

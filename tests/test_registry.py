@@ -200,7 +200,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
             (65536, 67, "over_wave"), (20000, 200, "over_wave"), (17000, 250, "over_wave"), (66000, 66, "long"),
             (65536, 66, "long"), (17000, 132, "long"), (17000, 133, "over_wave"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
-            (least - 4, 400, "short"), (5000, 1000, "short"), (65536, 128, "mid_batch")):
+            (least - 4, 400, "short"), (5000, 1000, "rows_6144"), (5000, 200, "short"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
     # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
@@ -465,6 +465,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
+                                               (5001, "rows", "rows_6144"),
                                                (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"),
                                                (1536, "rows", "rows_1536"),
                                                (1024, "rows", "rows_1024"), (1024, "few_rows", "rows_1024_few"),

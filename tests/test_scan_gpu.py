@@ -232,6 +232,43 @@ def test_row_warps_with_h0_and_an_odd_count_of_rows(rng, length, rows, monkeypat
     outside_untouched()
 
 
+
+@pytest.mark.parametrize("stride_past", [0, 1, 3, "overlap 3", "overlap 2"])
+@pytest.mark.parametrize("length", [10, 33, 50, 66, 99])
+def test_packed_rows_with_short_last_vectors(rng, length, stride_past, monkeypatch):
+    """Packed rows whose last 16-byte vector is short (and, off their 16 bytes, whose first is: a head),
+    followed by the next row's first steps (stride_past 0), by a gap of NaN (1 or 3 steps between
+    rows), or overlapping the next row (strides of 3 and 2 steps): no step outside a row may reach a
+    state, and nothing outside out is written. (P234 copied such a vector whole where a later row
+    follows at a stride of at least 3; not kept, profiling/attempts/whole-tail-vectors.patch.)"""
+    variant = rtscan.registry.resolve("auto")
+    arch = _kernels.device_arch(0)
+    without_kinds(monkeypatch, variant, arch, tuple(k for k in rtscan.registry.ROWS_KINDS if k.startswith("small_")))
+    rows = 67
+    if isinstance(stride_past, str):
+        stride = int(stride_past.split()[1])
+        a_np, b_np = regime(rng, "mixed", (rows * stride + length,))
+        a, b = (torch.as_strided(cuda(x), (rows, length), (stride, 1)) for x in (a_np, b_np))
+    else:
+        pitch = length + stride_past
+        a_np, b_np = regime(rng, "mixed", (rows, length))
+
+        def placed(values):
+            buffer = torch.full((rows * pitch,), float("nan"), device="cuda")
+            view = buffer.view(rows, pitch)[:, :length]
+            view.copy_(torch.from_numpy(values))
+            return view
+
+        a, b = placed(a_np), placed(b_np)
+    launch = _scan.prepare(None, _arrays.view("a", a), _arrays.view("a", a), 1, False,
+                           _scan.pointer_placement(a.data_ptr(), b.data_ptr(), a.data_ptr()), arch)
+    if not launch.variant.packs_rows(launch.shape) or launch.shape.vec != 4:
+        assert arch != "sm_90", f"sm_90's {rows} rows of {length} ({stride_past}) should take packed rows"
+        pytest.skip(f"{arch}'s tuning runs these rows without packed rows ({launch.kind})")
+    out, outside_untouched = guarded_out(rows * length, 64)
+    scan_and_check(a, b, out=out.view(rows, length), what=f"{rows} rows of {length}, {stride_past} past")
+    outside_untouched()
+
 REGIME_LENGTHS = [1, 2, 3, 5, 31, 33, 100, CHUNK + 1, WARP_SPAN + 1, TILE - 1, TILE + 1, 2 * TILE, 3 * TILE + 5,
                   65537]
 
