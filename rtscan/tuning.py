@@ -171,8 +171,8 @@ _P228 = ("and since P228 (lanes holding no step skip the one-step loops; profili
 # And since P231 (the one-step loops at unit stride), P232 (_scan.prepare: rows of 65-100 from their 16 bytes)
 # and P233 (the longest row head passed in the layout).
 _P231_P233 = ("P231: 200000 x 50 60.5-60.6 -> 51.0-51.6 us, 1000000 x 10 58.9-59.6 -> 50.2-50.7, 300000 x 30 45.1 -> "
-              "38.4-38.6, no control behind by over 1.5 % in both rounds; P232: 100000 x 100 44.5-44.7 -> 36.6 (0.92 of copy), 147000 x 68 "
-              "65.2-65.3 -> 51.1-51.3, 120000 x 84 53.9-54.0 -> 42.5-42.7 (profiling/results/h200/"
+              "38.4-38.6, no control behind by over 1.5 % in both rounds; P232: 100000 x 100 44.5-44.7 -> 36.6 (0.92 "
+              "of copy), 147000 x 68 65.2-65.3 -> 51.1-51.3, 120000 x 84 53.9-54.0 -> 42.5-42.7 (profiling/results/h200/"
               "p231-p232-ab-2026-12-02-36.txt, two rounds each); P233: rows with a head 1.04-1.08x (200000 x 50 "
               "51.1-51.5 -> 48.4-48.6, 150000 x 66 70.3-70.7 -> 65.2-65.3), 100000 x 100 -1 to -2 % "
               "(p233-ab-2026-12-02-36.txt)")
@@ -468,10 +468,10 @@ LOOKBACK_REGS = {
         # Rows of 4097-6144 steps, from 256 rows: one 256 x 24 tile a row (the bytes an SM holds of rows_3072's
         # tile at 8 blocks), 67-100 % full and no look-back, where two short tiles a row were 50-75 % full.
         "rows_6144": _rows(256, 24, 4, "auto's A/B on an H200, two rounds, scan time (P235; profiling/results/h200/"
-                           "p234-p235-ab-2026-12-02-36.txt) against two short tiles a row: 1000 x 5001 24.3-24.4 -> "
-                           "17.4-17.5 us (0.78 -> 1.10 of copy), 4000 x 5000 82.2-82.6 -> 59.9-60.0, 1000 x 4500 "
-                           "23.6-23.8 -> 15.9-16.1, 512 x 4097 12.3 -> 7.3-7.4, 500 x 6000 12.2-12.3 -> 8.0-8.1, 8000 x "
-                           "6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6",
+                           "p234-p235-ab-2026-12-02-36.txt) against two short tiles a row: 1000 x 5001 24.3-24.4 "
+                           "-> 17.4-17.5 us (0.78 -> 1.10 of copy), 4000 x 5000 82.2-82.6 -> 59.9-60.0, 1000 x 4500 "
+                           "23.6-23.8 -> 15.9-16.1, 512 x 4097 12.3 -> 7.3-7.4, 500 x 6000 12.2-12.3 -> 8.0-8.1, "
+                           "8000 x 6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6",
                            from_length=4097, from_sequences=256),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
