@@ -172,8 +172,8 @@ _P228 = ("and since P228 (lanes holding no step skip the one-step loops; profili
 # and P233 (the longest row head passed in the layout).
 _P231_P233 = ("P231: 200000 x 50 60.5-60.6 -> 51.0-51.6 us, 1000000 x 10 58.9-59.6 -> 50.2-50.7, 300000 x 30 45.1 -> "
               "38.4-38.6, no control behind by over 1.5 % in both rounds; P232: 100000 x 100 44.5-44.7 -> 36.6 (0.92 "
-              "of copy), 147000 x 68 65.2-65.3 -> 51.1-51.3, 120000 x 84 53.9-54.0 -> 42.5-42.7 (profiling/results/h200/"
-              "p231-p232-ab-2026-12-02-36.txt, two rounds each); P233: rows with a head 1.04-1.08x (200000 x 50 "
+              "of copy), 147000 x 68 65.2-65.3 -> 51.1-51.3, 120000 x 84 53.9-54.0 -> 42.5-42.7 (profiling/results/"
+              "h200/p231-p232-ab-2026-12-02-36.txt, two rounds each); P233: rows with a head 1.04-1.08x (200000 x 50 "
               "51.1-51.5 -> 48.4-48.6, 150000 x 66 70.3-70.7 -> 65.2-65.3), 100000 x 100 -1 to -2 % "
               "(p233-ab-2026-12-02-36.txt)")
 
