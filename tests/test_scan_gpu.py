@@ -232,7 +232,6 @@ def test_row_warps_with_h0_and_an_odd_count_of_rows(rng, length, rows, monkeypat
     outside_untouched()
 
 
-
 @pytest.mark.parametrize("stride_past", [0, 1, 3, "overlap 3", "overlap 2"])
 @pytest.mark.parametrize("length", [10, 33, 50, 66, 99])
 def test_packed_rows_with_short_last_vectors(rng, length, stride_past, monkeypatch):
@@ -268,6 +267,7 @@ def test_packed_rows_with_short_last_vectors(rng, length, stride_past, monkeypat
     out, outside_untouched = guarded_out(rows * length, 64)
     scan_and_check(a, b, out=out.view(rows, length), what=f"{rows} rows of {length}, {stride_past} past")
     outside_untouched()
+
 
 REGIME_LENGTHS = [1, 2, 3, 5, 31, 33, 100, CHUNK + 1, WARP_SPAN + 1, TILE - 1, TILE + 1, 2 * TILE, 3 * TILE + 5,
                   65537]
