@@ -42,7 +42,7 @@ from .errors import UnsupportedError
 #            says its tiles' fill is worth the short tile's;
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
-#            leave);
+#            leave, but for rows of 4097-6144 steps, which its fill_edge gives to rows_6144: P237);
 #   "over_wave": optional, tried next: as "batch", up to its `to_total_steps` (sm_90: short_batch's shape
 #            for rows that fill a long tile, from 2^21 steps to 2^23 where the long kind would take more
 #            than one wave of long tiles (its from_rival_tiles), whose part-filled last wave costs it,
@@ -318,7 +318,7 @@ LOOKBACK_REGS = {
             "against 0.826/0.816")),
         "short_batch": dict(
             _SHORT_BATCH_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23,
-            to_total_steps=1 << 24, source=(
+            to_total_steps=1 << 24, fill_edge=1.0, source=(
                 f"{_P115_P118}: chunks first, beside the batch tile on batches of 2^23-2^24 steps, 64 x "
                 "131072 0.727 against 0.705, 128 x 65536 0.738 and 0.758 against 0.721, 256 x 32768 0.768 "
                 "against 0.738, 128 x 131072 0.797 against 0.768, 512 x 32768 0.828 and 0.823 against 0.805 "
@@ -326,7 +326,12 @@ LOOKBACK_REGS = {
                 "0.812; not at 262144 steps a row (64 x 262144 0.761 against 0.780) nor from 2^25 (1024 x "
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
-                "0.825 against 0.807)")),
+                "0.825 against 0.807). fill_edge 1.0: rows_6144's fuller tile takes rows of 4097-6144 steps (its "
+                "rival there; for other rows the rival's tile is no fuller): auto's A/B on an H200, two rounds, scan "
+                "time (P237, profiling/results/h200/p236-p237-ab-2026-12-02-37.txt): 2000 x 4500 45.4-45.7 -> "
+                "29.1-29.2 us (0.68 -> 1.07 of copy), 3000 x 5000 66.9-67.3 -> 45.8-46.1, 1500 x 6000 36.5 -> "
+                "28.9-29.0, 2000 x 6144 46.5-47.3 -> 38.0-38.1, 2700 x 6144 62.4-63.5 -> 49.8-50.2, 4000 x 4097 "
+                "86.6-87.6 -> 49.5-49.8")),
         "over_wave": dict(
             _SHORT_BATCH_SM90, from_sequences=2,
             from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16),
@@ -465,14 +470,18 @@ LOOKBACK_REGS = {
                            ".txt): 512 x 3000 7.0 -> 6.4-6.5 us, 1024 x 3072 11.6 -> 8.3, 2048 x 2200 23.0-23.3 -> "
                            "18.2-18.4, 8192 x 2500 83.4-83.7 -> 64.3-64.8; 256 x 3000 5.3 -> 5.5, 128 x 3000 and 2 x "
                            "3000 behind too", from_sequences=512),
-        # Rows of 4097-6144 steps, from 256 rows: one 256 x 24 tile a row (the bytes an SM holds of rows_3072's
-        # tile at 8 blocks), 67-100 % full and no look-back, where two short tiles a row were 50-75 % full.
+        # Rows of 4097-6144 steps: one 256 x 24 tile a row (the bytes an SM holds of rows_3072's tile at 8
+        # blocks), 67-100 % full and no look-back, where two short tiles a row were 50-75 % full; from 2 rows
+        # (P236), and in short_batch's band too (its fill_edge, P237).
         "rows_6144": _rows(256, 24, 4, "auto's A/B on an H200, two rounds, scan time (P235; profiling/results/h200/"
                            "p234-p235-ab-2026-12-02-36.txt) against two short tiles a row: 1000 x 5001 24.3-24.4 "
                            "-> 17.4-17.5 us (0.78 -> 1.10 of copy), 4000 x 5000 82.2-82.6 -> 59.9-60.0, 1000 x 4500 "
                            "23.6-23.8 -> 15.9-16.1, 512 x 4097 12.3 -> 7.3-7.4, 500 x 6000 12.2-12.3 -> 8.0-8.1, "
-                           "8000 x 6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6",
-                           from_length=4097, from_sequences=256),
+                           "8000 x 6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6. "
+                           "Under 256 rows too, against two short tiles a row (P236; p236-p237-ab-2026-12-02-37.txt): "
+                           "200 x 5000 6.7 -> 5.3 us, 128 x 5000 5.7 -> 4.2-4.3, 64 x 5000 5.0-5.1 -> 4.1, 16 x 5000 "
+                           "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0",
+                           from_length=4097),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

@@ -189,6 +189,10 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
+    # but rows of 4097-6144 steps fill rows_6144's one tile a row better than two short ones (fill_edge 1.0, P237)
+    for length, sequences, expected in ((4097, 4000, "rows_6144"), (4500, 2000, "rows_6144"), (6144, 2700, "rows_6144"),
+                                        (6148, 2000, "short_batch"), (4096, 4096, "short_batch")):
+        assert kind(length, sequences) == expected, (length, sequences)
     # over_wave: the same shape, from 2^21 to 2^23 steps, for rows that fill a long tile, where the long
     # kind would take more than one wave of long tiles (264 on 132 SMs; P191-P194, P208, P211), and where
     # the short tiles are as full as the long ones (fill_edge 1.0: rows of two full long tiles fill nine
@@ -200,7 +204,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
             (65536, 67, "over_wave"), (20000, 200, "over_wave"), (17000, 250, "over_wave"), (66000, 66, "long"),
             (65536, 66, "long"), (17000, 132, "long"), (17000, 133, "over_wave"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
-            (least - 4, 400, "short"), (5000, 1000, "rows_6144"), (5000, 200, "short"), (65536, 128, "mid_batch")):
+            (least - 4, 400, "short"), (5000, 1000, "rows_6144"), (5000, 200, "rows_6144"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
     # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
@@ -275,8 +279,9 @@ def test_short_rows_take_a_tile_of_their_length():
     all or at most one wave of the tile, a tile of 4 steps a lane, the shortest that holds a row; larger
     batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
     counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
-    rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows. One
-    sequence, rows past 4096 steps, and rows past 2048 steps outside the bounds keep the short tile."""
+    rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows; rows of
+    4097-6144 a 256 x 24 tile, from two rows (P235-P237). One sequence, rows past 6144 steps, and rows of
+    2049-4096 steps outside the bounds keep the short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
             (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
@@ -290,7 +295,8 @@ def test_short_rows_take_a_tile_of_their_length():
             (385, 3000, "rows_512", 32, 16), (640, 4096, "rows_768", 32, 24), (1024, 1024, "rows_1024_few", 128, 8),
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
-            (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24)):
+            (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24),
+                (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
@@ -300,7 +306,7 @@ def test_short_rows_take_a_tile_of_their_length():
         assert shape.sequences_per_tile == {"rows_128": 0, "rows_256": 4}.get(kind, 1)
         assert variant.rows_a_block(shape, length) == rows_a_block, (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // rows_a_block))
-    for length, sequences in ((1000, 1), (4097, 2), (2049, 300), (3000, 133), (3073, 4096)):
+    for length, sequences in ((1000, 1), (6145, 2), (5000, 1), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
