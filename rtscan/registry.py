@@ -91,7 +91,7 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
 ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
-              "rows_2048", "rows_3072", "rows_6144")
+              "rows_2048", "rows_3072", "rows_6144", "rows_8192", "rows_12288")
 SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
                "large", "long", "fewest", "few") + ROWS_KINDS
 

@@ -67,7 +67,8 @@ from .errors import UnsupportedError
 #            (row warps, P222, P223; rows of at most 128 steps packed to the lanes they take, P227, and
 #            those take them in small launches too, P224),
 #            where the short tile ran rows of 128-3072 steps one a mostly empty tile at 0.03-0.73 of the
-#            copy (P213, P215, P218);
+#            copy (P213, P215, P218); and rows of 4097-12288 steps, one tile a row in place of two or
+#            three short ones, each waiting on the one before (P235-P239);
 #   "short": for shorter sequences (under 15/16 of a long tile: P57 measured 73 % full tiles losing
 #            5-18 %), and for the scalar path (strided or misaligned), whose registers the long
 #            shape would spill.
@@ -482,6 +483,17 @@ LOOKBACK_REGS = {
                            "200 x 5000 6.7 -> 5.3 us, 128 x 5000 5.7 -> 4.2-4.3, 64 x 5000 5.0-5.1 -> 4.1, 16 x 5000 "
                            "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0",
                            from_length=4097),
+        # Rows of 6145-8192 and 8193-12288 steps: one tile a row at the bytes an SM holds of rows_6144, where two
+        # or three short tiles a row were as full and waited each on the one before (P238, P239).
+        "rows_8192": _rows(256, 32, 3, "auto's A/B on an H200, two rounds, scan time (P238; profiling/results/h200/"
+                           "p238-p239-ab-2026-12-02-37.txt) against two short tiles a row: 1000 x 6500 26.2-26.4 -> "
+                           "23.8 us, 4000 x 7000 91.7-92.4 -> 83.5-84.2, 200 x 8000 7.0 -> 6.3-6.4, 1000 x 7000 "
+                           "27.0-27.1 -> 24.7-25.2, 1100 x 7600 30.5-30.7 -> 28.8-28.9, 64 x 7000 5.2 -> 4.9, 500 x "
+                           "8192 14.8-15.2 -> 14.2-14.4, 2 x 7000 4.8 -> 4.7", from_length=6145),
+        "rows_12288": _rows(512, 24, 2, "auto's A/B on an H200, two rounds, scan time (P239; profiling/results/h200/"
+                            "p238-p239-ab-2026-12-02-37.txt) against three short tiles a row: 100 x 10000 6.4 -> "
+                            "5.0-5.1 us, 600 x 9000 24.4 -> 19.4-19.5, 800 x 10000 31.6-31.9 -> 26.6-27.0, 500 x "
+                            "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6", from_length=8193),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

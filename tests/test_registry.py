@@ -129,14 +129,14 @@ def test_long_shapes_need_enough_steps_in_all():
 
 def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     """A long or large shape takes sequences from 15/16 of its tile on (P57): 16384 steps fill 97 %
-    of sm_90's long tile and take it; 12288 (73 %) stay on the short shape."""
+    of sm_90's long tile and take it; 12288 (73 %) do not (they take rows_12288's tile, one a row: P239)."""
     variant = registry.resolve("auto")
     entry = rtscan.tuning.lookup(variant.table, "sm_90", "float32")
     large, long = (registry.entry_shape(entry[kind], 4) for kind in ("large", "long"))
     short = variant.launch_shape("sm_90", "float32", 4, 1)
     assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=256) == long
     assert variant.launch_shape("sm_90", "float32", 4, 16384, num_seqs=4096) != large  # 83 % of the large tile
-    assert variant.launch_shape("sm_90", "float32", 4, 12288, num_seqs=512) == short
+    assert variant.launch_kind("sm_90", "float32", 4, 12288, num_seqs=512)[0] == "rows_12288"
     least = -(-15 * long.tile // 16)
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
     assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
@@ -280,8 +280,9 @@ def test_short_rows_take_a_tile_of_their_length():
     batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
     counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
     rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows; rows of
-    4097-6144 a 256 x 24 tile, from two rows (P235-P237). One sequence, rows past 6144 steps, and rows of
-    2049-4096 steps outside the bounds keep the short tile."""
+    4097-6144 a 256 x 24 tile, from two rows (P235-P237), of 6145-8192 256 x 32, of 8193-12288 512 x 24
+    (P238, P239). One sequence, rows past 12288 steps, and rows of 2049-4096 steps outside the bounds keep
+    the short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
             (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
@@ -296,7 +297,9 @@ def test_short_rows_take_a_tile_of_their_length():
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24),
-                (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24)):
+                (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24),
+                (6145, 2, "rows_8192", 256, 32), (8192, 500, "rows_8192", 256, 32), (7000, 4000, "rows_8192", 256, 32),
+                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
@@ -306,7 +309,7 @@ def test_short_rows_take_a_tile_of_their_length():
         assert shape.sequences_per_tile == {"rows_128": 0, "rows_256": 4}.get(kind, 1)
         assert variant.rows_a_block(shape, length) == rows_a_block, (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // rows_a_block))
-    for length, sequences in ((1000, 1), (6145, 2), (5000, 1), (2049, 300), (3000, 133), (3073, 4096)):
+    for length, sequences in ((1000, 1), (12289, 2), (5000, 1), (10000, 1), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -471,6 +474,7 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
+                                               (10001, "rows", "rows_12288"), (7000, "rows", "rows_8192"),
                                                (5001, "rows", "rows_6144"),
                                                (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"),
                                                (1536, "rows", "rows_1536"),
