@@ -13,7 +13,7 @@
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
-# rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
+# rows (P213, P215, P218, P222, P223, P227, P235, P238, P239, P241) on 2 x 14001, 10001, 7000, 5001, 3072, 2048,
 # 1536, 1024, 768, 512, 384, 256, 128, 64, 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as
 # many rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); packed rows on 2 x 50 with the rows 31 past a line; and the tiles for
 # small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
@@ -50,7 +50,8 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 4101 head"  # rows 31 and 4 elements past a line, the short tile
     echo "$tool lookback_regs 66001 any_total"  # rows 0 and 17 elements past a line, the mid_batch shape
     echo "$tool lookback_regs 8191"  # rows 0 and 31 past a line: the first row's third short tile is empty
-    echo "$tool lookback_regs 10001 rows"  # the tiles for short rows, a row a tile: rows_12288 (P239), from its line
+    echo "$tool lookback_regs 14001 rows"  # the tiles for short rows, a row a tile: rows_16384 (P241), from its line
+    echo "$tool lookback_regs 10001 rows"  # rows_12288 (P239)
     echo "$tool lookback_regs 7000 rows"  # rows_8192 (P238)
     echo "$tool lookback_regs 5001 rows"  # rows_6144 (P235)
     echo "$tool lookback_regs 3072 rows"  # rows_3072 (P213, P215, P218)

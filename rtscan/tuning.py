@@ -494,6 +494,9 @@ LOOKBACK_REGS = {
                             "p238-p239-ab-2026-12-02-37.txt) against three short tiles a row: 100 x 10000 6.4 -> "
                             "5.0-5.1 us, 600 x 9000 24.4 -> 19.4-19.5, 800 x 10000 31.6-31.9 -> 26.6-27.0, 500 x "
                             "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6", from_length=8193),
+        # Rows of 12289-16384 steps (those from 15840 fill the long tile, one_tile's): 512 x 32, a quarter of it in
+        # registers so that two blocks' staging fits an SM's shared memory (96 KB each; 64 registers, no spills).
+        "rows_16384": _rows(512, 32, 2, "P241 candidate", from_length=12289, register_items=8),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

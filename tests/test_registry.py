@@ -139,7 +139,8 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_kind("sm_90", "float32", 4, 12288, num_seqs=512)[0] == "rows_12288"
     least = -(-15 * long.tile // 16)
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
-    assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
+    assert variant.launch_kind("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least)[0] == "rows_16384"
+    assert variant.launch_shape("sm_90", "float32", 4, least - 1) == short  # one sequence
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
     assert registry.tile_fill(28, 16) == 7 / 8 and registry.tile_fill(32, 16) == 1  # of two tiles
     assert registry.tile_fill(17, 16) == 17 / 32  # the first tile full, the second nearly empty
@@ -189,9 +190,13 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
     for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
-    # but rows of 4097-6144 steps fill rows_6144's one tile a row better than two short ones (fill_edge 1.0, P237)
+    # but rows of 4097-6144 steps fill rows_6144's one tile a row better than two short ones (fill_edge 1.0, P237),
+    # and rows of 6145-7679 fill rows_8192's as well, a tie that goes to one tile a row (P240); from 7680 steps
+    # the rival is the batch tile, which ties go to short_batch
     for length, sequences, expected in ((4097, 4000, "rows_6144"), (4500, 2000, "rows_6144"), (6144, 2700, "rows_6144"),
-                                        (6148, 2000, "short_batch"), (4096, 4096, "short_batch")):
+                                        (6148, 2000, "rows_8192"), (7000, 2000, "rows_8192"), (7676, 1100, "rows_8192"),
+                                        (7680, 1100, "short_batch"), (8000, 1500, "short_batch"),
+                                        (4096, 4096, "short_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
     # over_wave: the same shape, from 2^21 to 2^23 steps, for rows that fill a long tile, where the long
     # kind would take more than one wave of long tiles (264 on 132 SMs; P191-P194, P208, P211), and where
@@ -204,7 +209,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
             (65536, 67, "over_wave"), (20000, 200, "over_wave"), (17000, 250, "over_wave"), (66000, 66, "long"),
             (65536, 66, "long"), (17000, 132, "long"), (17000, 133, "over_wave"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
-            (least - 4, 400, "short"), (5000, 1000, "rows_6144"), (5000, 200, "rows_6144"), (65536, 128, "mid_batch")):
+            (least - 4, 400, "rows_16384"), (5000, 1000, "rows_6144"), (5000, 200, "rows_6144"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
     # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
@@ -280,9 +285,9 @@ def test_short_rows_take_a_tile_of_their_length():
     batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
     counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
     rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows; rows of
-    4097-6144 a 256 x 24 tile, from two rows (P235-P237), of 6145-8192 256 x 32, of 8193-12288 512 x 24
-    (P238, P239). One sequence, rows past 12288 steps, and rows of 2049-4096 steps outside the bounds keep
-    the short tile."""
+    4097-6144 a 256 x 24 tile, from two rows (P235-P237), of 6145-8192 256 x 32, of 8193-12288 512 x 24,
+    of 12289-16384 512 x 32 (P238, P239, P241). One sequence and rows of 2049-4096 steps outside the bounds
+    keep the short tile."""
     variant = registry.resolve("auto")
     for length, sequences, kind, threads, items in (
             (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
@@ -299,7 +304,8 @@ def test_short_rows_take_a_tile_of_their_length():
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24),
                 (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24),
                 (6145, 2, "rows_8192", 256, 32), (8192, 500, "rows_8192", 256, 32), (7000, 4000, "rows_8192", 256, 32),
-                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24)):
+                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24), (12289, 2, "rows_16384", 512, 32),
+                (14000, 500, "rows_16384", 512, 32)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
@@ -309,7 +315,7 @@ def test_short_rows_take_a_tile_of_their_length():
         assert shape.sequences_per_tile == {"rows_128": 0, "rows_256": 4}.get(kind, 1)
         assert variant.rows_a_block(shape, length) == rows_a_block, (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // rows_a_block))
-    for length, sequences in ((1000, 1), (12289, 2), (5000, 1), (10000, 1), (2049, 300), (3000, 133), (3073, 4096)):
+    for length, sequences in ((1000, 1), (5000, 1), (10000, 1), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -474,7 +480,8 @@ def test_any_total_lifts_only_the_launch_thresholds():
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (10001, "rows", "rows_12288"), (7000, "rows", "rows_8192"),
+                                               (14001, "rows", "rows_16384"), (10001, "rows", "rows_12288"),
+                                               (7000, "rows", "rows_8192"),
                                                (5001, "rows", "rows_6144"),
                                                (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"),
                                                (1536, "rows", "rows_1536"),
