@@ -5,7 +5,7 @@
 # 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (past 2^21). More cases per
 # tool run its mid_batch, short_batch and batch shapes (sm_90: two sequences or more, rows longer
 # than one long tile to 2^17 steps that fill its tiles as fill_edge asks, rows shorter than 15/16 of
-# one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 12000 and 2 x 140000 steps, its long_batch shape (128
+# one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 13000 and 2 x 140000 steps, its long_batch shape (128
 # sequences of 2^17-2^18 steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x
 # 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000
 # steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
@@ -13,7 +13,7 @@
 # 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
 # memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
-# rows (P213, P215, P218, P222, P223, P227, P235, P238, P239, P241) on 2 x 14001, 10001, 7000, 5001, 3072, 2048,
+# rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
 # 1536, 1024, 768, 512, 384, 256, 128, 64, 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as
 # many rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); packed rows on 2 x 50 with the rows 31 past a line; and the tiles for
 # small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
@@ -41,7 +41,7 @@ for tool in memcheck racecheck; do
         for length in 4100 1048580; do echo "$tool $variant $length"; done
     done
     echo "$tool lookback_regs 66000 any_total"  # the mid_batch shape (the large kind's) at 4 tiles a sequence, the last 91 % full
-    echo "$tool lookback_regs 12000 any_total"  # the short_batch shape at 3 tiles a sequence, chunks first
+    echo "$tool lookback_regs 13000 any_total"  # the short_batch shape at 4 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 any_total"  # the batch shape at 18 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 long_batch"  # the long tile at 9 tiles a sequence, chunks first
     echo "$tool lookback_regs 300000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 18 tiles
@@ -50,8 +50,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 4101 head"  # rows 31 and 4 elements past a line, the short tile
     echo "$tool lookback_regs 66001 any_total"  # rows 0 and 17 elements past a line, the mid_batch shape
     echo "$tool lookback_regs 8191"  # rows 0 and 31 past a line: the first row's third short tile is empty
-    echo "$tool lookback_regs 14001 rows"  # the tiles for short rows, a row a tile: rows_16384 (P241), from its line
-    echo "$tool lookback_regs 10001 rows"  # rows_12288 (P239)
+    echo "$tool lookback_regs 10001 rows"  # the tiles for short rows, a row a tile: rows_12288 (P239), from its line
     echo "$tool lookback_regs 7000 rows"  # rows_8192 (P238)
     echo "$tool lookback_regs 5001 rows"  # rows_6144 (P235)
     echo "$tool lookback_regs 3072 rows"  # rows_3072 (P213, P215, P218)

@@ -82,7 +82,8 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 
 # The shapes of a tuning entry tried before its "short" one, in this order (tuning.py): on the
 # 16-byte path, for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch",
-# "many", "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
+# "many", then the rows_ kinds of 4097-12288 steps (LONG_ROWS_KINDS: one tile a row, below), then
+# "short_batch", "over_wave", "batch" and "short_fill" (optional) for batches of rows within
 # their `from_length` and `to_length`, "large" (optional) for the largest launches, then "long";
 # for lanes across sequences (columns_lookback), "long" for many sequences and "fewest" and "few" for
 # launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for
@@ -91,9 +92,13 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
 ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
               "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
-              "rows_2048", "rows_3072", "rows_6144", "rows_8192", "rows_12288", "rows_16384")
-SHAPE_KINDS = ("one_tile", "mid_batch", "long_batch", "many", "short_batch", "over_wave", "batch", "short_fill",
-               "large", "long", "fewest", "few") + ROWS_KINDS
+              "rows_2048", "rows_3072", "rows_6144", "rows_8192", "rows_12288")
+# Rows of 4097-12288 steps: one tile a row beat two or three short tiles a row, at the same fill or less,
+# in short_batch's and short_fill's bands too (P237-P242; many keeps its rows by its fill_edge).
+LONG_ROWS_KINDS = ("rows_6144", "rows_8192", "rows_12288")
+SHAPE_KINDS = (("one_tile", "mid_batch", "long_batch", "many") + LONG_ROWS_KINDS
+               + ("short_batch", "over_wave", "batch", "short_fill", "large", "long", "fewest", "few")
+               + ROWS_KINDS[:-len(LONG_ROWS_KINDS)])
 
 
 def fills_a_tile(length: int, tile: int) -> bool:
@@ -222,9 +227,8 @@ class Variant:
         the 16-byte path, whose tile a sequence fills (fills_a_tile; any part of it for a kind marked
         `any_fill`) and, for a kind with a `fill_edge`, whose tile_fill times that edge is at least
         the tile_fill of its rival, the next kind within its bounds whose tile a sequence fills,
-        before that kind's own edge (P183), and more than it where the rival is any_fill (P240); a
-        launch a kind refuses goes where the kinds after it send it; else the short shape (tuning.py
-        says why)."""
+        before that kind's own edge (P183); a launch a kind refuses goes where the kinds after it send
+        it; else the short shape (tuning.py says why)."""
         return self.launch_kind(arch, dtype, vec, length, num_seqs)[1]
 
     def launch_kind(self, arch: str, dtype: str, vec: int, length: int, num_seqs: int = 1) -> tuple[str, LaunchShape]:
@@ -254,14 +258,11 @@ class Variant:
             edge, rival_tiles = fields.get("fill_edge"), fields.get("from_rival_tiles")
             if (edge is None or not edges) and rival_tiles is None:
                 return kind, own
-            rival_kind, rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)
+            rival = self._first_kind(entry, kinds[place + 1:], vec, length, num_seqs, edges=False)[1]
             if rival_tiles is not None and self.tile_counts(rival, num_seqs, length)[1] < rival_tiles:
                 continue  # a bound: the launch is outside this kind whatever the edges
-            if edge is None or not edges:
-                return kind, own
-            worth, rival_fill = edge * tile_fill(length, own.steps_per_sequence), tile_fill(length, rival.steps_per_sequence)
-            # A tie goes to a rival of one tile a row (any_fill), whose tiles wait on none before them (P240).
-            if worth > rival_fill or (worth == rival_fill and not entry.get(rival_kind, {}).get("any_fill")):
+            if edge is None or not edges or (
+                    edge * tile_fill(length, own.steps_per_sequence) >= tile_fill(length, rival.steps_per_sequence)):
                 return kind, own
             # refused: on to the kinds after this one, as if it were not in the entry
         return "short", entry_shape(entry["short"], vec)

@@ -40,9 +40,12 @@ from .errors import UnsupportedError
 #            rows, for the rows the kinds before it leave: up to 2^17 steps (P207), too short for
 #            one_tile, and of long_batch's rows those its fill_edge refuses), where its own fill_edge
 #            says its tiles' fill is worth the short tile's;
+#   the kinds of registry.LONG_ROWS_KINDS, tried next: rows_ kinds (below) for rows of 4097-12288 steps, one
+#            tile a row, however many steps in all, where the kinds after them would take two or three tiles a
+#            row, each waiting on the one before (P235-P242);
 #   "short_batch": optional, tried next: as "batch", up to its `to_total_steps` steps in all (sm_90:
 #            the short tile, chunks first, for batches of 2^23-2^24 steps of rows the kinds before it
-#            leave, but for rows of 4097-6144 steps, which its fill_edge gives to rows_6144: P237);
+#            leave);
 #   "over_wave": optional, tried next: as "batch", up to its `to_total_steps` (sm_90: short_batch's shape
 #            for rows that fill a long tile, from 2^21 steps to 2^23 where the long kind would take more
 #            than one wave of long tiles (its from_rival_tiles), whose part-filled last wave costs it,
@@ -59,7 +62,7 @@ from .errors import UnsupportedError
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
 #   the "small_" and "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no
-#            other tile is short enough for their rows), in ROWS_KINDS' order: for batches of rows of
+#            other tile is short enough for their rows) but LONG_ROWS_KINDS, in ROWS_KINDS' order: for batches of rows of
 #            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
 #            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
 #            of rows that fit one wave of its tiles, 4 steps a lane on 64 to 1024 threads (one tile's
@@ -319,7 +322,7 @@ LOOKBACK_REGS = {
             "against 0.826/0.816")),
         "short_batch": dict(
             _SHORT_BATCH_SM90, from_sequences=2, to_length=1 << 17, from_total_steps=1 << 23,
-            to_total_steps=1 << 24, fill_edge=1.0, source=(
+            to_total_steps=1 << 24, source=(
                 f"{_P115_P118}: chunks first, beside the batch tile on batches of 2^23-2^24 steps, 64 x "
                 "131072 0.727 against 0.705, 128 x 65536 0.738 and 0.758 against 0.721, 256 x 32768 0.768 "
                 "against 0.738, 128 x 131072 0.797 against 0.768, 512 x 32768 0.828 and 0.823 against 0.805 "
@@ -327,12 +330,8 @@ LOOKBACK_REGS = {
                 "0.812; not at 262144 steps a row (64 x 262144 0.761 against 0.780) nor from 2^25 (1024 x "
                 "32768 0.844 against 0.868). auto's A/B (P123, profiling/results/h200/p123-short-batch-"
                 "2026-11-30-16.txt): +2-5 % on 7 such batches (128 x 65536 0.754 against 0.717, 1024 x 16384 "
-                "0.825 against 0.807). fill_edge 1.0: rows_6144's fuller tile takes rows of 4097-6144 steps (its "
-                "rival there; for other rows the rival's tile is no fuller): auto's A/B on an H200, two rounds, scan "
-                "time (P237, profiling/results/h200/p236-p237-ab-2026-12-02-37.txt): 2000 x 4500 45.4-45.7 -> "
-                "29.1-29.2 us (0.68 -> 1.07 of copy), 3000 x 5000 66.9-67.3 -> 45.8-46.1, 1500 x 6000 36.5 -> "
-                "28.9-29.0, 2000 x 6144 46.5-47.3 -> 38.0-38.1, 2700 x 6144 62.4-63.5 -> 49.8-50.2, 4000 x 4097 "
-                "86.6-87.6 -> 49.5-49.8")),
+                "0.825 against 0.807). Rows of 4097-12288 steps go to the tiles of one row before it (P237, P240, "
+                "P242; their sources)")),
         "over_wave": dict(
             _SHORT_BATCH_SM90, from_sequences=2,
             from_length=-(-15 * _LONG_TILE_SM90["block_threads"] * _LONG_TILE_SM90["items"] // 16),
@@ -473,7 +472,7 @@ LOOKBACK_REGS = {
                            "3000 behind too", from_sequences=512),
         # Rows of 4097-6144 steps: one 256 x 24 tile a row (the bytes an SM holds of rows_3072's tile at 8
         # blocks), 67-100 % full and no look-back, where two short tiles a row were 50-75 % full; from 2 rows
-        # (P236), and in short_batch's band too (its fill_edge, P237).
+        # (P236), and before short_batch and the batch tiles (registry.LONG_ROWS_KINDS; P237, P242).
         "rows_6144": _rows(256, 24, 4, "auto's A/B on an H200, two rounds, scan time (P235; profiling/results/h200/"
                            "p234-p235-ab-2026-12-02-36.txt) against two short tiles a row: 1000 x 5001 24.3-24.4 "
                            "-> 17.4-17.5 us (0.78 -> 1.10 of copy), 4000 x 5000 82.2-82.6 -> 59.9-60.0, 1000 x 4500 "
@@ -481,22 +480,31 @@ LOOKBACK_REGS = {
                            "8000 x 6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6. "
                            "Under 256 rows too, against two short tiles a row (P236; p236-p237-ab-2026-12-02-37.txt): "
                            "200 x 5000 6.7 -> 5.3 us, 128 x 5000 5.7 -> 4.2-4.3, 64 x 5000 5.0-5.1 -> 4.1, 16 x 5000 "
-                           "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0",
+                           "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0. In short_batch's band, against two short tiles a row "
+                           "(P237, p236-p237-ab-2026-12-02-37.txt): 2000 x 4500 45.4-45.7 -> 29.1-29.2 us (0.68 -> 1.07 "
+                           "of copy), 3000 x 5000 66.9-67.3 -> 45.8-46.1, 1500 x 6000 36.5 -> 28.9-29.0, 2000 x 6144 "
+                           "46.5-47.3 -> 38.0-38.1, 2700 x 6144 62.4-63.5 -> 49.8-50.2, 4000 x 4097 86.6-87.6 -> 49.5-49.8",
                            from_length=4097),
         # Rows of 6145-8192 and 8193-12288 steps: one tile a row at the bytes an SM holds of rows_6144, where two
-        # or three short tiles a row were as full and waited each on the one before (P238, P239).
+        # or three short tiles a row were as full and waited each on the one before (P238, P239), before
+        # short_batch and the batch tiles too (P240, P242). 512 x 32 for rows of 12289-16384 lost on 2 and 100 rows
+        # (P241).
         "rows_8192": _rows(256, 32, 3, "auto's A/B on an H200, two rounds, scan time (P238; profiling/results/h200/"
                            "p238-p239-ab-2026-12-02-37.txt) against two short tiles a row: 1000 x 6500 26.2-26.4 -> "
                            "23.8 us, 4000 x 7000 91.7-92.4 -> 83.5-84.2, 200 x 8000 7.0 -> 6.3-6.4, 1000 x 7000 "
                            "27.0-27.1 -> 24.7-25.2, 1100 x 7600 30.5-30.7 -> 28.8-28.9, 64 x 7000 5.2 -> 4.9, 500 x "
-                           "8192 14.8-15.2 -> 14.2-14.4, 2 x 7000 4.8 -> 4.7", from_length=6145),
+                           "8192 14.8-15.2 -> 14.2-14.4, 2 x 7000 4.8 -> 4.7. In short_batch's band (P240, P242; "
+                           "p240-p242-ab-2026-12-02-37.txt): 2500 x 6500 59.0-59.2 -> 50.8, 1300 x 6500 33.2 -> 29.2, "
+                           "2000 x 7000 49.2-49.3 -> 44.4-44.5, 2300 x 7200 57.5-57.9 -> 51.3-51.4, 2000 x 7800 52.0-52.1 "
+                           "-> 48.5-48.6, 1500 x 8000 40.1-40.2 -> 38.1-38.3", from_length=6145),
         "rows_12288": _rows(512, 24, 2, "auto's A/B on an H200, two rounds, scan time (P239; profiling/results/h200/"
                             "p238-p239-ab-2026-12-02-37.txt) against three short tiles a row: 100 x 10000 6.4 -> "
                             "5.0-5.1 us, 600 x 9000 24.4 -> 19.4-19.5, 800 x 10000 31.6-31.9 -> 26.6-27.0, 500 x "
-                            "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6", from_length=8193),
-        # Rows of 12289-16384 steps (those from 15840 fill the long tile, one_tile's): 512 x 32, a quarter of it in
-        # registers so that two blocks' staging fits an SM's shared memory (96 KB each; 64 registers, no spills).
-        "rows_16384": _rows(512, 32, 2, "P241 candidate", from_length=12289, register_items=8),
+                            "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6. Before short_batch and the batch "
+                            "tiles (P242, p240-p242-ab-2026-12-02-37.txt), against three short tiles a row: 16384 x 9000 "
+                            "562.2-563.8 -> 408.8-410.2 us, 4000 x 10000 145.7-147.1 -> 115.9-116.3, 2000 x 10000 "
+                            "74.1-74.7 -> 60.5, 3000 x 12000 116.4-116.7 -> 105.7-106.5, 1000 x 12000 41.8 -> 38.0-38.2",
+                            from_length=8193),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

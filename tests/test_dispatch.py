@@ -21,7 +21,7 @@ import ctypes
 
 import pytest
 
-from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry
+from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry, tuning
 
 
 class Recorder:
@@ -312,7 +312,7 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
         return (layout.length, layout.num_seqs), workspace.ticket, workspace.capacity, counts
 
     seen = []
-    for shape in [(2, 5000), (3, 70000), (2, 5000), (1024, 10000), (2, 5000)]:
+    for shape in [(2, 20000), (3, 70000), (2, 20000), (1024, 20000), (2, 20000)]:
         launch("lookback_regs", shape)
         (length, num_seqs), ticket, capacity, (tiles_per_seq, num_tiles) = block_values()
         tile = recorder.shape.tile
@@ -321,10 +321,10 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
         workspace = _workspace._workspaces[_workspace._key(0, 5)]
         assert (ticket, capacity) == (workspace.pointer, workspace.capacity)
         seen.append((ticket, capacity))
-    # (1024, 10000) grew the workspace: the last call, of a layout the block held before, has the new one.
+    # (1024, 20000) grew the workspace: the last call, of a layout the block held before, has the new one.
     assert seen[0] == seen[2] != seen[3] == seen[4] and seen[4][1] > _workspace.MIN_CAPACITY
     # The same layout on another stream: only the workspace changes, and the block follows it.
-    launch("lookback_regs", (2, 5000), stream=6)
+    launch("lookback_regs", (2, 20000), stream=6)
     assert block_values()[1] == _workspace._workspaces[_workspace._key(0, 6)].pointer != seen[4][0]
 
 
@@ -421,13 +421,14 @@ def test_row_heads_bound_every_rows_head_and_agree_in_and_out():
 
 
 def test_rows_keep_their_tile_count_on_16_byte_heads_where_the_line_would_add_one(recorder):
-    """Rows of two short tiles less 6 steps: from their lines (heads up to 30) they would take a
-    third, nearly empty tile; from 16-byte boundaries (heads up to 2) they keep two (P196)."""
+    """Rows of five short tiles less 6 steps (too long for the tiles of one row): from their lines
+    (heads up to 30) they would take a sixth, nearly empty tile; from 16-byte boundaries (heads up to
+    2) they keep five (P196)."""
     tile = registry.resolve("lookback_regs").launch_shape("sm_90", "float32", 4, 1).tile
-    va, vb, vout = views((3, 2 * tile - 6))
+    va, vb, vout = views((3, 5 * tile - 6))
     _scan._launch(registry.resolve("lookback_regs"), va, vb, None, vout, 1, False, 5)
     layout, tiles_per_seq = launched_layout(recorder)
-    assert (recorder.shape.vec, recorder.shape.tile, layout.head, tiles_per_seq) == (4, tile, 4, 2)
+    assert (recorder.shape.vec, recorder.shape.tile, layout.head, tiles_per_seq) == (4, tile, 4, 5)
 
 
 def test_a_head_that_adds_a_tile_to_a_row_of_many_is_taken(recorder):
@@ -444,13 +445,18 @@ def test_a_head_that_adds_a_tile_to_a_row_of_many_is_taken(recorder):
 
 @pytest.mark.parametrize("case", ["out placed differently", "reverse", "three_pass", "blelloch", "hillis_steele",
                                   "one step a thread", "one tile into two", "one tile into two, any row"])
-def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
+def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case, monkeypatch):
     name, shape, offset, out_offset, reverse = "lookback_regs", (3, 20000), 1, None, False
     tile = registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile
-    if case == "one tile into two":  # rows of exactly one short tile: the head would make them two (P67)
-        shape = (3, tile)
-    elif case == "one tile into two, any row":  # rows of one short tile less one step, from a line
+    if case == "one tile into two":  # a sequence of exactly one short tile: the head would make it two (P67)
+        shape = (tile,)
+    elif case == "one tile into two, any row":  # rows of one short tile less one step, from a line, where
+        # no tile of one row holds them with their heads (rows_6144 does since P236)
         shape, offset = (3, tile - 1), 0
+        variant = registry.resolve(name)
+        key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, "sm_90", "float32"))
+        monkeypatch.setitem(variant.table, key, {kind: fields for kind, fields in variant.table[key].items()
+                                                 if kind not in registry.LONG_ROWS_KINDS})
     elif case == "out placed differently":
         out_offset = 0
     elif case == "reverse":
@@ -460,11 +466,11 @@ def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case):
     elif case == "one step a thread":
         name = "lookback_warp"  # the seed's shapes: one step a thread, scalar only
     va, vb, vout = views(shape, offset=offset, out_offset=out_offset)
-    _scan._launch(registry.resolve(name), va, vb, None, vout, 1, reverse, 5)
+    _scan._launch(registry.resolve(name), va, vb, None, vout, len(shape) - 1, reverse, 5)
     assert recorder.shape.vec == 1
     if not registry.resolve(name).pass_kernels:
         layout, _ = launched_layout(recorder)
-        assert (layout.head, layout.length) == (0, shape[1])
+        assert (layout.head, layout.length) == (0, shape[-1])
 
 
 def test_pointer_placement_is_counted_in_elements_and_must_agree():
@@ -489,8 +495,8 @@ def test_a_new_result_is_placed_off_the_line_only_for_a_head(recorder, case, exp
         offset = 0
     elif case == "reverse":
         reverse = True
-    elif case == "one tile into two":
-        shape = (3, registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile)
+    elif case == "one tile into two":  # one sequence: rows take rows_6144's one tile with their heads (P236)
+        shape = (registry.resolve(name).launch_shape("sm_90", "float32", 4, 1).tile,)
     elif case == "rows of odd length":
         shape = (3, 20001)
     elif case == "three_pass":
@@ -500,4 +506,4 @@ def test_a_new_result_is_placed_off_the_line_only_for_a_head(recorder, case, exp
     va, vb, _ = views(shape, offset=offset)
     if case == "b placed differently":
         vb = vb._replace(pointer=vb.pointer + 4)
-    assert _scan._result_offset(registry.resolve(name), va, vb, 1, reverse) == expected
+    assert _scan._result_offset(registry.resolve(name), va, vb, len(shape) - 1, reverse) == expected

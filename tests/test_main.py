@@ -14,18 +14,19 @@ def route(capsys, arch: str, shapes: str) -> list[str]:
 
 
 def test_route_prints_each_rows_kind_shape_tiles_and_fill(capsys):
-    assert route(capsys, "sm_90", "64x65536,3x4099,3x8186,3x4095,1x1048576,200x30000") == [
+    assert route(capsys, "sm_90", "64x65536,3x4099,3x20474,3x4095,1x1048576,200x30000") == [
         "64x65536 on sm_90: long, 352 x 48 (16-byte steps, 2 blocks an SM), 4 tiles a row, 256 in all, "
         "the steps filling 97 % of them",
-        # rows of 4099 steps: the second and third start off the line, and are scanned from theirs
-        "3x4099 on sm_90: short, 256 x 16 (16-byte steps, each row from its line, 3 blocks an SM), 2 tiles a row, "
-        "6 in all, the steps filling 50 % of them",
-        # rows of 8186 steps: heads from their lines would give them a third tile, from 16 bytes not (P197)
-        "3x8186 on sm_90: short, 256 x 16 (16-byte steps, each row from its 16 bytes, 3 blocks an SM), 2 tiles a row, "
-        "6 in all, the steps filling 99.9 % of them",
-        # rows of 4095 steps: a head would make their one short tile two (P67)
-        "3x4095 on sm_90: short, 256 x 16 (scalar steps, 3 blocks an SM), 1 tile a row, 3 in all, "
-        "the steps filling 100 % of them",
+        # rows of 4099 steps: the second and third start off the line, and are scanned from theirs, one
+        # rows_6144 tile a row (P235, P236)
+        "3x4099 on sm_90: rows_6144, 256 x 24 (16-byte steps, each row from its line, 4 blocks an SM), 1 tile a row, "
+        "3 in all, the steps filling 66.7 % of them",
+        # rows of 20474 steps: heads from their lines would give them a sixth tile, from 16 bytes not (P197)
+        "3x20474 on sm_90: short, 256 x 16 (16-byte steps, each row from its 16 bytes, 3 blocks an SM), 5 tiles a "
+        "row, 15 in all, the steps filling 100 % of them",
+        # rows of 4095 steps: their heads take them past the short tile, into rows_6144's (P219, P236)
+        "3x4095 on sm_90: rows_6144, 256 x 24 (16-byte steps, each row from its line, 4 blocks an SM), 1 tile a row, "
+        "3 in all, the steps filling 66.7 % of them",
         "1x1048576 on sm_90: short, 256 x 16 (16-byte steps, 3 blocks an SM), 256 tiles a row, 256 in all, "
         "the steps filling 100 % of them",
         # rows of 30000 steps: every second one starts half a line on; past one wave of long tiles (P208)

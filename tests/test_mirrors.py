@@ -49,7 +49,7 @@ SHAPES = {0: (256, 16, 4, 1, 32, 32, 0, 0, 1, 0), 1: (256, 16, 1, 1, 32, 32, 0, 
           36: (512, 4, 4, 1, 32, 32, 0, 0, 1, 0), 37: (1024, 4, 4, 1, 32, 32, 0, 0, 1, 0),
           38: (128, 4, 4, 1, 32, 32, 0, 0, 1, 0), 39: (128, 24, 4, 1, 32, 32, 0, 0, 1, 0),
           40: (256, 24, 4, 1, 32, 32, 0, 0, 1, 0), 41: (256, 32, 4, 1, 32, 32, 0, 0, 1, 0),
-          42: (512, 24, 4, 1, 32, 32, 0, 0, 1, 0), 43: (512, 32, 4, 1, 32, 32, 0, 0, 1, 0)}
+          42: (512, 24, 4, 1, 32, 32, 0, 0, 1, 0)}
 
 # (file under kernels_cu/, exact text, replacement): one deliberate mistake each.
 BROKEN_TWINS = {
@@ -144,7 +144,6 @@ def cases():
         (40, (3, tile_of(40) - 1143), -1, False, True),  # rows_6144's tile, a row of 5001 steps
         (41, (3, tile_of(41) - 1192), -1, False, True),  # rows_8192's tile, a row of 7000 steps
         (42, (3, tile_of(42) - 2287), -1, False, True),  # rows_12288's tile, a row of 10001 steps
-        (43, (3, tile_of(43) - 2383), -1, False, True),  # rows_16384's tile, a row of 14001 steps
         (11, (40 * small + 3,), -1, False, True),  # a protocol warp on the scalar path
         # chunks first on contiguous rows: the sm_90 batch shape (14), and tiny tiles (15) whose
         # batches span dozens of segments, on two batch axes and in reverse

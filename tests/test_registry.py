@@ -139,8 +139,7 @@ def test_sequences_that_fill_most_of_a_tile_take_its_shape():
     assert variant.launch_kind("sm_90", "float32", 4, 12288, num_seqs=512)[0] == "rows_12288"
     least = -(-15 * long.tile // 16)
     assert variant.launch_shape("sm_90", "float32", 4, least, num_seqs=2**22 // least) == long
-    assert variant.launch_kind("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least)[0] == "rows_16384"
-    assert variant.launch_shape("sm_90", "float32", 4, least - 1) == short  # one sequence
+    assert variant.launch_shape("sm_90", "float32", 4, least - 1, num_seqs=2**22 // least) == short
     assert registry.fills_a_tile(15, 16) and not registry.fills_a_tile(14, 16)
     assert registry.tile_fill(28, 16) == 7 / 8 and registry.tile_fill(32, 16) == 1  # of two tiles
     assert registry.tile_fill(17, 16) == 17 / 32  # the first tile full, the second nearly empty
@@ -188,15 +187,15 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
         assert kind(length, sequences) == expected, (length, sequences)
     short_batch = registry.entry_shape(entry["short_batch"], 4)  # the short tile chunks first, 2^23-2^24 steps
     assert short_batch == dataclasses.replace(registry.entry_shape(entry["short"], 4), chunks_first=1)
-    for length, sequences in ((least - 4, 1024), (12000, 1024), (8192, 1024), (4096, 3000)):
+    for length, sequences in ((least - 4, 1024), (12289, 1024), (3840, 4096), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
-    # but rows of 4097-6144 steps fill rows_6144's one tile a row better than two short ones (fill_edge 1.0, P237),
-    # and rows of 6145-7679 fill rows_8192's as well, a tie that goes to one tile a row (P240); from 7680 steps
-    # the rival is the batch tile, which ties go to short_batch
+    # but rows of 4097-12288 steps take one tile a row, before short_batch and the batch tiles, however many steps
+    # in all: two or three short tiles a row, or two batch tiles, waited each on the one before (P237, P240, P242);
+    # many keeps the rows whose batch tiles its fill_edge says are worth the row's own tile
     for length, sequences, expected in ((4097, 4000, "rows_6144"), (4500, 2000, "rows_6144"), (6144, 2700, "rows_6144"),
-                                        (6148, 2000, "rows_8192"), (7000, 2000, "rows_8192"), (7676, 1100, "rows_8192"),
-                                        (7680, 1100, "short_batch"), (8000, 1500, "short_batch"),
-                                        (4096, 4096, "short_batch")):
+                                        (6148, 2000, "rows_8192"), (7680, 1100, "rows_8192"), (8192, 1024, "rows_8192"),
+                                        (12000, 1024, "rows_12288"), (10000, 4000, "rows_12288"),
+                                        (9000, 16384, "rows_12288"), (8192, 8192, "many"), (12288, 2048, "rows_12288")):
         assert kind(length, sequences) == expected, (length, sequences)
     # over_wave: the same shape, from 2^21 to 2^23 steps, for rows that fill a long tile, where the long
     # kind would take more than one wave of long tiles (264 on 132 SMs; P191-P194, P208, P211), and where
@@ -209,13 +208,13 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
             (65536, 67, "over_wave"), (20000, 200, "over_wave"), (17000, 250, "over_wave"), (66000, 66, "long"),
             (65536, 66, "long"), (17000, 132, "long"), (17000, 133, "over_wave"),
             (2 * long.tile, 133, "long"), (2 * long.tile, 152, "long"), (2 * long.tile, 176, "long"),
-            (least - 4, 400, "rows_16384"), (5000, 1000, "rows_6144"), (5000, 200, "rows_6144"), (65536, 128, "mid_batch")):
+            (least - 4, 400, "short"), (5000, 1000, "rows_6144"), (5000, 200, "rows_6144"), (65536, 128, "mid_batch")):
         assert kind(length, sequences) == expected, (length, sequences)
     # short_fill: the same shape, where batch's tile is emptier than the short tile by more than its
     # fill_edge 1.041: fill ratios 1.034 (P182, P183) and 26/25 (a tie at 1.04, P186) on its one side, 1.047
     # (P182) on the other; the rows of ratio 1.037 and 1.0435, fourteen and twelve batch tiles, go to mid_batch
     assert registry.entry_shape(entry["short_fill"], 4) == short_batch
-    for length, sequences in ((12000, 2047), (18432, 1000), (10240, 2000), (85504, 2000)):
+    for length, sequences in ((20000, 2047), (18432, 1000), (20480, 2000), (85504, 2000)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
     for length, sequences in ((118784, 1500), (118784, 2000), (101432, 1000), (101436, 1000)):
         assert kind(length, sequences) == "batch", (length, sequences)
@@ -232,8 +231,11 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     # (P184, P185), where batch's 1.041 would have moved all of them
     for length, sequences in ((34500, 3000), (34024, 4096), (68024, 2048)):
         assert kind(length, sequences) == "many", (length, sequences)
-    for length, sequences in ((18000, 6000), (10000, 8192), (9000, 4096), (12024, 2048)):
+    for length, sequences in ((18000, 6000), (20000, 4096), (18432, 2048)):
         assert kind(length, sequences) == "short_fill", (length, sequences)
+    # rows of at most 12288 steps: against their own tile, one a row (P242)
+    for length, sequences in ((10000, 8192), (9000, 4096), (12024, 2048)):
+        assert kind(length, sequences) == "rows_12288", (length, sequences)
     # from 2048 rows, rows of two long tiles 73-85 % full go to short_fill, where many's fill_edge sends
     # them: it ran 2-2.7 % faster than the long tile on 2048 x 26024 and even on 4096 x 27000 (P186); at
     # 2047 rows they take the long tile
@@ -285,10 +287,12 @@ def test_short_rows_take_a_tile_of_their_length():
     batches of rows of at most 3072 steps a tile of the rows_ kinds, the shortest that holds the row (head
     counted), however little of it the row fills, rows of 129-256 steps four to a block, a warp each;
     rows of 1024 on 128 x 8 to 1024 rows, 64 x 16 from there; rows of 2049-3072 from 512 rows; rows of
-    4097-6144 a 256 x 24 tile, from two rows (P235-P237), of 6145-8192 256 x 32, of 8193-12288 512 x 24,
-    of 12289-16384 512 x 32 (P238, P239, P241). One sequence and rows of 2049-4096 steps outside the bounds
-    keep the short tile."""
+    4097-6144 a 256 x 24 tile, from two rows (P235, P236), of 6145-8192 256 x 32, of 8193-12288 512 x 24
+    (P238, P239), however many steps in all (P242). One sequence, rows past 12288 steps, and rows of
+    2049-4096 steps outside the bounds keep the short tile."""
     variant = registry.resolve("auto")
+    assert registry.ROWS_KINDS[-len(registry.LONG_ROWS_KINDS):] == registry.LONG_ROWS_KINDS  # tried before short_batch
+    assert sorted(registry.SHAPE_KINDS) == sorted(set(registry.SHAPE_KINDS))
     for length, sequences, kind, threads, items in (
             (100, 2, "rows_128", 128, 4), (1000, 2, "small_1024", 256, 4), (4096, 2, "small_4096", 1024, 4),
             (3000, 128, "small_4096", 1024, 4), (500, 2, "small_512", 128, 4), (512, 768, "small_512", 128, 4),
@@ -304,8 +308,7 @@ def test_short_rows_take_a_tile_of_their_length():
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24),
                 (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24),
                 (6145, 2, "rows_8192", 256, 32), (8192, 500, "rows_8192", 256, 32), (7000, 4000, "rows_8192", 256, 32),
-                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24), (12289, 2, "rows_16384", 512, 32),
-                (14000, 500, "rows_16384", 512, 32)):
+                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
@@ -315,7 +318,7 @@ def test_short_rows_take_a_tile_of_their_length():
         assert shape.sequences_per_tile == {"rows_128": 0, "rows_256": 4}.get(kind, 1)
         assert variant.rows_a_block(shape, length) == rows_a_block, (length, sequences)
         assert variant.tile_counts(shape, sequences, length) == (1, -(-sequences // rows_a_block))
-    for length, sequences in ((1000, 1), (5000, 1), (10000, 1), (2049, 300), (3000, 133), (3073, 4096)):
+    for length, sequences in ((1000, 1), (12289, 2), (5000, 1), (10000, 1), (2049, 300), (3000, 133), (3073, 4096)):
         assert variant.launch_kind("sm_90", "float32", 4, length, sequences)[0] == "short", (length, sequences)
 
 
@@ -476,12 +479,11 @@ def test_any_total_lifts_only_the_launch_thresholds():
         assert registry.any_total(blelloch_entry) == blelloch_entry
 
 
-@pytest.mark.parametrize("length,lifted,kind", [(66000, "any_total", "mid_batch"), (12000, "any_total", "short_batch"),
+@pytest.mark.parametrize("length,lifted,kind", [(66000, "any_total", "mid_batch"), (13000, "any_total", "short_batch"),
                                                (140000, "any_total", "batch"),
                                                (140000, "long_batch", "long_batch"), (300000, "any_total", "large"),
                                                (5300000, "any_total", "large"), (1048580, None, "long"),
-                                               (14001, "rows", "rows_16384"), (10001, "rows", "rows_12288"),
-                                               (7000, "rows", "rows_8192"),
+                                               (10001, "rows", "rows_12288"), (7000, "rows", "rows_8192"),
                                                (5001, "rows", "rows_6144"),
                                                (3072, "rows", "rows_3072"), (2048, "rows", "rows_2048"),
                                                (1536, "rows", "rows_1536"),

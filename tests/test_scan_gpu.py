@@ -93,12 +93,13 @@ def test_heads_at_tile_edges(rng, mode, length):
 
 @pytest.mark.parametrize("offset", [1, 2, 3, 29])
 @pytest.mark.parametrize("shape,placed", [((4099,), True), ((2, TILE + 8), True), ((256 * SHORT_TILE,), True),
-                                          ((3, SHORT_TILE), False)], ids=str)
+                                          ((3, SHORT_TILE), True), ((SHORT_TILE,), False)], ids=str)
 def test_a_new_result_sits_where_the_inputs_do(rng, shape, placed, offset):
     """Without out, a C-contiguous result starts as far past a 128-byte line as a and b where the
     16-byte path's heads then apply to all three (P67, P196), also where it adds a tile to a row of
-    256; rows of exactly one short tile, which a head would make two, keep the scalar path and get a
-    result on the line. Each result is C-contiguous and checked against the reference."""
+    256, and where rows of exactly one short tile take rows_6144's tile with their heads (P236); a sequence
+    of exactly one short tile, which a head would make two, keeps the scalar path and gets a result on the
+    line. Each result is C-contiguous and checked against the reference."""
     a_np, b_np = regime(rng, "mixed", shape)
     a = shifted(a_np.ravel(), offset).view(shape)
     b = shifted(b_np.ravel(), offset).view(shape)

@@ -123,7 +123,7 @@ void mirror_scan(const float* a, const float* b, float* out, const float* h0, co
 // (25), 128 threads of 8 and 16 (26, 27), one warp of 8, 12, 16 and 24 (28-31), two of 16 and 24
 // (32, 33); 34-38 the tiles for small launches (P217), 4 steps a lane on 64, 256, 512, 1024 and
 // 128 threads; 39 rows_3072's 128 x 24 (P216); 40 rows_6144's 256 x 24 (P235); 41 rows_8192's 256 x 32
-// (P238); 42 rows_12288's 512 x 24 (P239); 43 rows_16384's 512 x 32 (P241).
+// (P238); 42 rows_12288's 512 x 24 (P239).
 extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, float* out, const float* h0,
                                   const rtscan::SeqLayout* layout, double finished_probability,
                                   unsigned long long seed) {
@@ -191,7 +191,6 @@ extern "C" int rtscan_mirror_scan(int shape, const float* a, const float* b, flo
         case 40: mirror_scan<256, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 41: mirror_scan<256, 32, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         case 42: mirror_scan<512, 24, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
-        case 43: mirror_scan<512, 32, 4, 1>(a, b, out, h0, *layout, finished_probability, seed); return 0;
         default: return 1;
     }
 }
