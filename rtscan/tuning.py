@@ -62,9 +62,9 @@ from .errors import UnsupportedError
 #            bounds, where the short tile is more than 4.1 % fuller than the batch tile, or more than
 #            12 % fuller than many's in sequence order: P181-P186);
 #   the "small_" and "rows_" kinds (registry.ROWS_KINDS): optional, tried after every other kind (no
-#            other tile is short enough for their rows) but LONG_ROWS_KINDS, in ROWS_KINDS' order: for batches of rows of
-#            at most `to_length` steps, each row one tile, the shortest that holds it (`any_fill`:
-#            however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
+#            other tile is short enough for their rows; but LONG_ROWS_KINDS, above), in ROWS_KINDS' order:
+#            for batches of rows of at most `to_length` steps, each row one tile, the shortest that holds it
+#            (`any_fill`: however little of it the row fills). sm_90: small_ for launches of up to 3 x 2^17 steps or
 #            of rows that fit one wave of its tiles, 4 steps a lane on 64 to 1024 threads (one tile's
 #            latency: P217, P221); rows_ above, rows of up to 3072 steps, up to 256 several to a block
 #            (row warps, P222, P223; rows of at most 128 steps packed to the lanes they take, P227, and
@@ -480,10 +480,10 @@ LOOKBACK_REGS = {
                            "8000 x 6000 166.3-167.2 -> 136.7-137.0, 300 x 6144 9.6 -> 6.8, 256 x 5000 7.1 -> 5.5-5.6. "
                            "Under 256 rows too, against two short tiles a row (P236; p236-p237-ab-2026-12-02-37.txt): "
                            "200 x 5000 6.7 -> 5.3 us, 128 x 5000 5.7 -> 4.2-4.3, 64 x 5000 5.0-5.1 -> 4.1, 16 x 5000 "
-                           "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0. In short_batch's band, against two short tiles a row "
-                           "(P237, p236-p237-ab-2026-12-02-37.txt): 2000 x 4500 45.4-45.7 -> 29.1-29.2 us (0.68 -> 1.07 "
-                           "of copy), 3000 x 5000 66.9-67.3 -> 45.8-46.1, 1500 x 6000 36.5 -> 28.9-29.0, 2000 x 6144 "
-                           "46.5-47.3 -> 38.0-38.1, 2700 x 6144 62.4-63.5 -> 49.8-50.2, 4000 x 4097 86.6-87.6 -> 49.5-49.8",
+                           "4.9 -> 4.0, 2 x 5000 4.7-4.8 -> 4.0. In short_batch's band, against two short tiles a "
+                           "row (P237, the same file): 2000 x 4500 45.4-45.7 -> 29.1-29.2 us (0.68 -> 1.07 of copy), "
+                           "3000 x 5000 66.9-67.3 -> 45.8-46.1, 1500 x 6000 36.5 -> 28.9-29.0, 2000 x 6144 46.5-47.3 "
+                           "-> 38.0-38.1, 2700 x 6144 62.4-63.5 -> 49.8-50.2, 4000 x 4097 86.6-87.6 -> 49.5-49.8",
                            from_length=4097),
         # Rows of 6145-8192 and 8193-12288 steps: one tile a row at the bytes an SM holds of rows_6144, where two
         # or three short tiles a row were as full and waited each on the one before (P238, P239), before
@@ -494,17 +494,17 @@ LOOKBACK_REGS = {
                            "23.8 us, 4000 x 7000 91.7-92.4 -> 83.5-84.2, 200 x 8000 7.0 -> 6.3-6.4, 1000 x 7000 "
                            "27.0-27.1 -> 24.7-25.2, 1100 x 7600 30.5-30.7 -> 28.8-28.9, 64 x 7000 5.2 -> 4.9, 500 x "
                            "8192 14.8-15.2 -> 14.2-14.4, 2 x 7000 4.8 -> 4.7. In short_batch's band (P240, P242; "
-                           "p240-p242-ab-2026-12-02-37.txt): 2500 x 6500 59.0-59.2 -> 50.8, 1300 x 6500 33.2 -> 29.2, "
-                           "2000 x 7000 49.2-49.3 -> 44.4-44.5, 2300 x 7200 57.5-57.9 -> 51.3-51.4, 2000 x 7800 52.0-52.1 "
-                           "-> 48.5-48.6, 1500 x 8000 40.1-40.2 -> 38.1-38.3", from_length=6145),
+                           "p240-p242-ab-2026-12-02-37.txt): 2500 x 6500 59.0-59.2 -> 50.8, 1300 x 6500 33.2 -> "
+                           "29.2, 2000 x 7000 49.2-49.3 -> 44.4-44.5, 2300 x 7200 57.5-57.9 -> 51.3-51.4, 2000 x "
+                           "7800 52.0-52.1 -> 48.5-48.6, 1500 x 8000 40.1-40.2 -> 38.1-38.3", from_length=6145),
         "rows_12288": _rows(512, 24, 2, "auto's A/B on an H200, two rounds, scan time (P239; profiling/results/h200/"
                             "p238-p239-ab-2026-12-02-37.txt) against three short tiles a row: 100 x 10000 6.4 -> "
                             "5.0-5.1 us, 600 x 9000 24.4 -> 19.4-19.5, 800 x 10000 31.6-31.9 -> 26.6-27.0, 500 x "
-                            "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6. Before short_batch and the batch "
-                            "tiles (P242, p240-p242-ab-2026-12-02-37.txt), against three short tiles a row: 16384 x 9000 "
-                            "562.2-563.8 -> 408.8-410.2 us, 4000 x 10000 145.7-147.1 -> 115.9-116.3, 2000 x 10000 "
-                            "74.1-74.7 -> 60.5, 3000 x 12000 116.4-116.7 -> 105.7-106.5, 1000 x 12000 41.8 -> 38.0-38.2",
-                            from_length=8193),
+                            "12000 24.1-24.2 -> 21.5-21.7, 2 x 10000 4.7 -> 4.5-4.6. Before short_batch and the "
+                            "batch tiles (P242, p240-p242-ab-2026-12-02-37.txt), against three short tiles a row: "
+                            "16384 x 9000 562.2-563.8 -> 408.8-410.2 us, 4000 x 10000 145.7-147.1 -> 115.9-116.3, "
+                            "2000 x 10000 74.1-74.7 -> 60.5, 3000 x 12000 116.4-116.7 -> 105.7-106.5, 1000 x 12000 "
+                            "41.8 -> 38.0-38.2", from_length=8193),
         "short": dict(_SHORT_SM90, atomic_polls=1,
                       source=f"{_SHORT_SM90['source']}. Atomic polls, {_ATOMIC_POLLS_SM90}, two rounds: 2^20 "
                              "0.340/0.338 against 0.328/0.327 warm, 0.496/0.491 against 0.476/0.481 cold. Its scalar "

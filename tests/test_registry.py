@@ -190,7 +190,7 @@ def test_batches_of_rows_the_batch_shape_bounds_take_it():
     for length, sequences in ((least - 4, 1024), (12289, 1024), (3840, 4096), (4096, 3000)):
         assert variant.launch_shape("sm_90", "float32", 4, length, sequences) == short_batch, (length, sequences)
     # but rows of 4097-12288 steps take one tile a row, before short_batch and the batch tiles, however many steps
-    # in all: two or three short tiles a row, or two batch tiles, waited each on the one before (P237, P240, P242);
+    # in all: two or three short tiles a row waited each on the one before (P237, P240, P242);
     # many keeps the rows whose batch tiles its fill_edge says are worth the row's own tile
     for length, sequences, expected in ((4097, 4000, "rows_6144"), (4500, 2000, "rows_6144"), (6144, 2700, "rows_6144"),
                                         (6148, 2000, "rows_8192"), (7680, 1100, "rows_8192"), (8192, 1024, "rows_8192"),
@@ -306,9 +306,9 @@ def test_short_rows_take_a_tile_of_their_length():
             (769, 1024, "rows_1024_few", 128, 8), (1024, 1025, "rows_1024", 64, 16), (900, 16384, "rows_1024", 64, 16),
             (1300, 640, "rows_1536", 64, 24), (1536, 10922, "rows_1536", 64, 24), (1537, 512, "rows_2048", 128, 16),
             (2048, 8192, "rows_2048", 128, 16), (2049, 4096, "rows_3072", 128, 24), (3072, 512, "rows_3072", 128, 24),
-                (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24),
-                (6145, 2, "rows_8192", 256, 32), (8192, 500, "rows_8192", 256, 32), (7000, 4000, "rows_8192", 256, 32),
-                (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24)):
+            (4097, 2, "rows_6144", 256, 24), (6144, 200, "rows_6144", 256, 24), (5001, 1000, "rows_6144", 256, 24),
+            (6145, 2, "rows_8192", 256, 32), (8192, 500, "rows_8192", 256, 32), (7000, 4000, "rows_8192", 256, 32),
+            (8193, 2, "rows_12288", 512, 24), (12288, 600, "rows_12288", 512, 24)):
         chosen, shape = variant.launch_kind("sm_90", "float32", 4, length, sequences)
         assert (chosen, shape.block_threads, shape.items) == (kind, threads, items), (length, sequences)
         # Packed rows (P227): a row takes a lane a 4 steps, a warp as many rows as its 32 lanes hold, a block
