@@ -90,15 +90,16 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # batches of rows shorter than any other kind's tile, one tile a row: packed rows for rows of at most
 # 128 steps, then the small_ tiles, then the other rows_ tiles, each family's shortest tile first, so a
 # row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
-ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
-              "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
-              "rows_2048", "rows_3072", "rows_6144", "rows_8192", "rows_12288")
+_LAST_ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
+                    "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
+                    "rows_2048", "rows_3072")
 # Rows of 4097-12288 steps: one tile a row beat two or three short tiles a row, at the same fill or less,
 # in short_batch's and short_fill's bands too (P237-P242; many keeps its rows by its fill_edge).
 LONG_ROWS_KINDS = ("rows_6144", "rows_8192", "rows_12288")
+ROWS_KINDS = _LAST_ROWS_KINDS + LONG_ROWS_KINDS
 SHAPE_KINDS = (("one_tile", "mid_batch", "long_batch", "many") + LONG_ROWS_KINDS
                + ("short_batch", "over_wave", "batch", "short_fill", "large", "long", "fewest", "few")
-               + ROWS_KINDS[:-len(LONG_ROWS_KINDS)])
+               + _LAST_ROWS_KINDS)
 
 
 def fills_a_tile(length: int, tile: int) -> bool:

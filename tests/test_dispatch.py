@@ -21,7 +21,7 @@ import ctypes
 
 import pytest
 
-from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry, tuning
+from rtscan import RtscanError, _arrays, _driver, _kernels, _layout, _nvtx, _scan, _workspace, registry
 
 
 class Recorder:
@@ -452,11 +452,10 @@ def test_no_head_where_the_16_byte_path_cannot_take_one(recorder, case, monkeypa
         shape = (tile,)
     elif case == "one tile into two, any row":  # rows of one short tile less one step, from a line, where
         # no tile of one row holds them with their heads (rows_6144 does since P236)
+        from _gpu import without_kinds
+
         shape, offset = (3, tile - 1), 0
-        variant = registry.resolve(name)
-        key = next(k for k, e in variant.table.items() if e is tuning.lookup(variant.table, "sm_90", "float32"))
-        monkeypatch.setitem(variant.table, key, {kind: fields for kind, fields in variant.table[key].items()
-                                                 if kind not in registry.LONG_ROWS_KINDS})
+        without_kinds(monkeypatch, registry.resolve(name), "sm_90", registry.LONG_ROWS_KINDS)
     elif case == "out placed differently":
         out_offset = 0
     elif case == "reverse":
