@@ -104,7 +104,7 @@ int main() {
         COL(128, 8, 128, 4) COL(128, 4, 128, 8) COL(128, 8, 256, 2) COL(128, 12, 128, 3) COL(128, 16, 128, 2)
 #define ROW(T, TH, MB) { const long long grid = N * (L / (TH * 4 * T)); \
         report("rows T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { rows<T, TH, MB><<<grid, TH>>>(a, b, o, L, N); }, reps)); }
-        ROW(4, 256, 4) ROW(8, 128, 4) ROW(2, 256, 8)
+        ROW(2, 256, 4) ROW(4, 128, 4) ROW(1, 256, 8)
         CK(cudaFree(a)); CK(cudaFree(b)); CK(cudaFree(o)); CK(cudaFree(c1)); CK(cudaFree(c2));
     }
     return 0;
