@@ -617,12 +617,22 @@ _COLUMNS_LOOKBACK_SHORT = {
               "on the rows it ran); 1024-step tiles keep few tiles of each chain in flight. 128 registers, no "
               "spills (ptxas, sm_90)"}
 _COLUMNS_LOOKBACK_LONG = dict(
-    _COLUMNS_LOOKBACK_SHORT, block_threads=128, items=48, register_items=16, min_blocks=5, lookback_depth=1,
+    _COLUMNS_LOOKBACK_SHORT, block_threads=256, items=32, register_items=16, min_blocks=3, lookback_depth=1,
     from_sequences=2048,
-    source=f"{_COLUMNS_LOOKBACK_SWEEPS}: best of 28 shapes on rows of 4096 sequences: time-major 4096 x 16384 "
-           "0.855 of copy (depth 2: 0.844; the register-only 128 x 32 0.815; 512 x 64 0.708), (2, 8192, 2048) along "
-           "L 0.834 (0.824, 0.788, 0.717); from 2048 sequences, between the 1024 measured (where 512 x 64 won, "
-           "0.720 against 0.714) and 4096. 92 registers, no spills (ptxas, sm_90)")
+    source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-02, thirty-eighth session, "
+           "two sweeps of two rounds (P247, P248: profiling/results/h200/p247-columns-sweep-, p248-columns-sweep-"
+           "2026-12-02-38.txt): of 16 shapes on seven (B, L, D) rows along L and three time-major ones, the nearest the best "
+           "over all ten (at most 2.3 % behind it from 1024 sequences, 3.7 % on 256 x 65536; 256 x 24 at 4 blocks 1.7 % and "
+           "8 %), ahead of the tile before it (128 x 48 at 5 blocks an SM, P109-P112's) on all ten in all four rounds by "
+           "1-7 %: "
+           "(8, 2048, 1536) 0.801/0.804/0.800/0.797 against 0.791/0.792/0.793/0.782, (16, 1024, 768) 0.789/0.768/"
+           "0.785/0.777 against 0.736/0.728/0.735/0.730, 4096 x 16384 0.874/0.877/0.872/0.871 against 0.850/0.854/"
+           "0.851/0.853; chunks of 64-96 steps (smaller tiles, more blocks) lost 2-65 %, of 320-512 steps 1-8 % on "
+           "most rows. auto's A/B, two rounds, scan time (P249, profiling/results/h200/p249-ab-2026-12-02-38.txt): "
+           "16384 x 1024 64.5/64.4 -> 60.8/60.6 us, 2048 x 8192 66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> "
+           "60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 x 2048 90.6/90.8 -> 89.2/89.6; from 2048 "
+           "sequences as before: from 256 it lost 512 x 16384 (-10 %) and 256 x 65536 (-2.5 %), and gained 1024 x "
+           "16384 (+3 %). 80 registers, no spills (ptxas, sm_90)")
 # Launches of 16 sequences or fewer: a tile of 16 (or 8), two (four) lanes a sequence, so that a
 # warp's load is whole rows of 64 (32) bytes and no lane idles.
 _P120 = "profiling/results/h200/p120-few-sequences-2026-11-30-16.txt (P120, seven shapes, one run)"

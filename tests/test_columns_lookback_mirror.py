@@ -27,7 +27,7 @@ from rtscan import registry
 # Launch shapes compiled into the mirror (RTSCAN_COLUMNS_LOOKBACK_SHAPES): id -> (block threads,
 # items, lookback depth, sequences a tile); how many of a thread's items wait in registers changes
 # no bit.
-SHAPES = {0: (512, 64, 2, 32), 1: (128, 48, 1, 32), 2: (64, 2, 1, 32), 3: (96, 3, 3, 32), 4: (32, 5, 2, 32),
+SHAPES = {0: (512, 64, 2, 32), 1: (256, 32, 1, 32), 2: (64, 2, 1, 32), 3: (96, 3, 3, 32), 4: (32, 5, 2, 32),
           5: (512, 64, 2, 16), 6: (256, 64, 2, 8), 7: (64, 3, 2, 16), 8: (96, 2, 1, 8)}
 
 # name -> (file under kernels_cu/, exact text, replacement)

@@ -175,12 +175,12 @@ void columns_lookback_scan(const float* a, const float* b, float* out, const flo
 
 // Launch shapes the tests use (block threads, items, depth, sequences a tile; where a thread's steps
 // wait, registers or shared memory, changes no bit): 0 and 1 are the tuning table's sm_90 shapes,
-// 512 x 64 at depth 2 and 128 x 48 at depth 1, and 5 and 6 its shapes for 16 and 8 sequences; 2-4
+// 512 x 64 at depth 2 and 256 x 32 at depth 1, and 5 and 6 its shapes for 16 and 8 sequences; 2-4
 // have chunks of 4, 9 and 5 steps, so short inputs take many chunks and the look-back many windows,
 // at depths 1, 3 and 2; 7 and 8 are short chunks of 16 and 8 sequences (spans of 3 and 2 steps).
 #define RTSCAN_COLUMNS_LOOKBACK_SHAPES(X) \
     X(0, 512, 64, 2, 32)                  \
-    X(1, 128, 48, 1, 32)                  \
+    X(1, 256, 32, 1, 32)                  \
     X(2, 64, 2, 1, 32)                    \
     X(3, 96, 3, 3, 32)                    \
     X(4, 32, 5, 2, 32)                    \
