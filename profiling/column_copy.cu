@@ -1,4 +1,3 @@
-// Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -std=c++17 -o /tmp/column_copy profiling/column_copy.cu && /tmp/column_copy
 // Time-major tile "scans" without a look-back: what the access pattern alone allows. An (L, N) float32
 // batch (N sequences side by side, step t of sequence s at t * N + s); a block takes W neighbouring
 // sequences over a chunk of SPANS * T steps (warp w: span w), each lane VEC = W / 32 sequences
@@ -6,10 +5,9 @@
 // span (carry 0) and the stores. Tickets by blockIdx, chunk-major (the group fastest), as
 // columns_lookback draws them. Also the contiguous form for reference: (N, L), a warp's lane float4 of
 // steps. Timed as graph-free back-to-back launches with events, against cudaMemcpy of the same bytes.
-#include <cstdio>
-#include <cstdlib>
-#include <cuda_runtime.h>
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); exit(1); } } while (0)
+// What it showed: results/h200/p246-column-copy-, p247-columns-sweep-2026-12-02-38.txt (P246, NOTES 153).
+// Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -std=c++17 -o /tmp/column_copy profiling/column_copy.cu && /tmp/column_copy
+#include "tile_copies.cuh"  // CK
 
 template <int N> struct Vec;
 template <> struct Vec<1> { using T = float; };
@@ -54,7 +52,6 @@ template <int T, int THREADS, int MINB>
 __global__ void __launch_bounds__(THREADS, MINB) rows(const float* __restrict__ a, const float* __restrict__ b,
                                                        float* __restrict__ out, long long L, long long N) {
     constexpr int TILE = THREADS * 4 * T;
-    const long long tiles = L / TILE;
     const long long chunk = blockIdx.x / N, row = blockIdx.x - chunk * N;
     const long long base = row * L + chunk * TILE;
     float4 va[T], vb[T];
@@ -71,7 +68,6 @@ __global__ void __launch_bounds__(THREADS, MINB) rows(const float* __restrict__ 
     }
 #pragma unroll
     for (int i = 0; i < T; ++i) __stcs(reinterpret_cast<float4*>(out + base + (i * THREADS + threadIdx.x) * 4), va[i]);
-    (void)tiles;
 }
 
 template <typename K>

@@ -12,7 +12,7 @@ from _profiling import PROFILING
 
 
 @needs_nvcc
-@pytest.mark.parametrize("name", ["ingest_rate", "poll_under_load", "egress_rate", "overlap_rate"])
+@pytest.mark.parametrize("name", ["ingest_rate", "poll_under_load", "egress_rate", "overlap_rate", "column_copy"])
 def test_microbenchmark_builds(name, tmp_path):
     result = subprocess.run([NVCC, "-arch=sm_90", "-O3", "-o", str(tmp_path / name), str(PROFILING / f"{name}.cu")],
                             capture_output=True, text=True)
