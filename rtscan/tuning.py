@@ -601,7 +601,9 @@ COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT
 # over block_threads x items / sequences_per_tile steps of each, register_items of a thread's in
 # registers and the rest staged in shared memory; lookback_depth predecessors a lane reads per
 # round; walk_lanes 1: one lane walks each sequence. Shapes by how many sequences (so chains of
-# tiles) the launch has: the long one from `from_sequences`, the few ones up to `to_sequences`. The
+# tiles) the launch has: the long one from `from_sequences`, the large one (sm_90: the long tile) from
+# its fewer `from_sequences` where the launch has its `from_total_steps`, the few ones up to
+# `to_sequences`. The
 # 32-sequence ones poll by strong loads: a lane's
 # first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
 # longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
@@ -631,8 +633,18 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "most rows. auto's A/B, two rounds, scan time (P249, profiling/results/h200/p249-ab-2026-12-02-38.txt): "
            "16384 x 1024 64.5/64.4 -> 60.8/60.6 us, 2048 x 8192 66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> "
            "60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 x 2048 90.6/90.8 -> 89.2/89.6; from 2048 "
-           "sequences as before: from 256 it lost 512 x 16384 (-10 %) and 256 x 65536 (-2.5 %), and gained 1024 x "
-           "16384 (+3 %). 80 registers, no spills (ptxas, sm_90)")
+           "sequences as before (from 1024 in launches of 2^24 steps: the large kind below). 80 registers, no "
+           "spills (ptxas, sm_90)")
+# The long tile for 1024-2047 sequences where a launch has 2^24 steps: its chains are long enough there;
+# in smaller launches of so few sequences the short tile's 1024-step chunks keep them shorter (P251).
+_COLUMNS_LOOKBACK_LARGE = dict(
+    _COLUMNS_LOOKBACK_LONG, from_sequences=1024, from_total_steps=1 << 24,
+    source="auto's A/B on an H200, 2026-12-02, two rounds, scan time, against the short tile (P252, profiling/results/"
+           "h200/p252-ab-2026-12-02-38.txt): 1500 x 16384 131.2/128.9 -> 109.3/110.6 us (0.55 -> 0.65 of copy), 2000 "
+           "x 8400 85.1/85.5 -> 71.5/71.2, 1024 x 65536 267.3/265.7 -> 235.5/235.5 (0.72 -> 0.81), 1200 x 20000 "
+           "111.8/111.2 -> 100.9/100.9, 1024 x 16384 68.0/68.4 -> 65.7/66.1; 1024 x 8192 (2^23 steps, the short tile "
+           "either way) even. Without the bound on steps the long tile lost 1024 x 8192 5-6 % (P251, p250-p251-"
+           "2026-12-02-38.txt) and, from 256 sequences, 512 x 16384 10 % (P249)")
 # Launches of 16 sequences or fewer: a tile of 16 (or 8), two (four) lanes a sequence, so that a
 # warp's load is whole rows of 64 (32) bytes and no lane idles.
 _P120 = "profiling/results/h200/p120-few-sequences-2026-11-30-16.txt (P120, seven shapes, one run)"
@@ -650,7 +662,8 @@ COLUMNS_LOOKBACK = {
     ("sm_80", "float32"): {kind: dict(shape, source=f"not measured on sm_80: sm_90's {kind} shape")
                            for kind, shape in (("short", _COLUMNS_LOOKBACK_SHORT), ("few", _COLUMNS_LOOKBACK_FEW),
                                                ("fewest", _COLUMNS_LOOKBACK_FEWEST))},
-    ("sm_90", "float32"): {"long": _COLUMNS_LOOKBACK_LONG, "short": _COLUMNS_LOOKBACK_SHORT,
+    ("sm_90", "float32"): {"large": _COLUMNS_LOOKBACK_LARGE, "long": _COLUMNS_LOOKBACK_LONG,
+                           "short": _COLUMNS_LOOKBACK_SHORT,
                            "few": _COLUMNS_LOOKBACK_FEW, "fewest": _COLUMNS_LOOKBACK_FEWEST},
 }
 # sm_86 and sm_120 (and, falling back to them, sm_87, sm_89 and sm_121) allow a block as little as
