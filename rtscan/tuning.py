@@ -621,20 +621,20 @@ _COLUMNS_LOOKBACK_SHORT = {
 _COLUMNS_LOOKBACK_LONG = dict(
     _COLUMNS_LOOKBACK_SHORT, block_threads=256, items=32, register_items=16, min_blocks=3, lookback_depth=1,
     from_sequences=2048,
-    source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-02, thirty-eighth session, "
-           "two sweeps of two rounds (P247, P248: profiling/results/h200/p247-columns-sweep-, p248-columns-sweep-"
-           "2026-12-02-38.txt): of 16 shapes on seven (B, L, D) rows along L and three time-major ones, the nearest the best "
-           "over all ten (at most 2.3 % behind it from 1024 sequences, 3.7 % on 256 x 65536; 256 x 24 at 4 blocks 1.7 % and "
-           "8 %), ahead of the tile before it (128 x 48 at 5 blocks an SM, P109-P112's) on all ten in all four rounds by "
-           "1-7 %: "
-           "(8, 2048, 1536) 0.801/0.804/0.800/0.797 against 0.791/0.792/0.793/0.782, (16, 1024, 768) 0.789/0.768/"
-           "0.785/0.777 against 0.736/0.728/0.735/0.730, 4096 x 16384 0.874/0.877/0.872/0.871 against 0.850/0.854/"
-           "0.851/0.853; chunks of 64-96 steps (smaller tiles, more blocks) lost 2-65 %, of 320-512 steps 1-8 % on "
-           "most rows. auto's A/B, two rounds, scan time (P249, profiling/results/h200/p249-ab-2026-12-02-38.txt): "
-           "16384 x 1024 64.5/64.4 -> 60.8/60.6 us, 2048 x 8192 66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> "
-           "60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 x 2048 90.6/90.8 -> 89.2/89.6; from 2048 "
-           "sequences as before (from 1024 in launches of 2^24 steps: the large kind below). 80 registers, no "
-           "spills (ptxas, sm_90)")
+    source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-02, thirty-eighth session, two "
+           "sweeps of two rounds (P247, P248: profiling/results/h200/p247-columns-sweep-, "
+           "p248-columns-sweep-2026-12-02-38.txt): of 16 shapes on seven (B, L, D) rows along L and three time-major "
+           "ones, the nearest the best over all ten (the best's ratio at most 2.3 % above its own from 1024 sequences, "
+           "3.9 % on 256 x 65536; 256 x 24 at 4 blocks 1.9 % and 9 %), ahead of the tile before it (128 x 48 at 5 "
+           "blocks an SM, P109-P112's) on all ten in all four rounds by 0.9-7.2 %: (8, 2048, 1536) "
+           "0.801/0.804/0.800/0.797 against 0.791/0.792/0.793/0.782, (16, 1024, 768) 0.789/0.768/0.785/0.777 against "
+           "0.736/0.728/0.735/0.730, 4096 x 16384 0.874/0.877/0.872/0.871 against 0.850/0.854/0.851/0.853; chunks of "
+           "64-96 steps (smaller tiles, more blocks) lost on all but one row and round, up to 65 %, and chunks of "
+           "320-512 steps trailed on most rows (512 x 32 by 10-30 %). auto's A/B, two rounds, scan time (P249, "
+           "profiling/results/h200/p249-ab-2026-12-02-38.txt): 16384 x 1024 64.5/64.4 -> 60.8/60.6 us, 2048 x 8192 "
+           "66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> 60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 "
+           "x 2048 90.6/90.8 -> 89.2/89.6; from 2048 sequences as before (from 1024 in launches of 2^24 steps: the "
+           "large kind below). 80 registers, no spills (ptxas, sm_90)")
 # The long tile for 1024-2047 sequences where a launch has 2^24 steps: its chains are long enough there;
 # in smaller launches of so few sequences the short tile's 1024-step chunks keep them shorter (P251).
 _COLUMNS_LOOKBACK_LARGE = dict(
