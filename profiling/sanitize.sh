@@ -10,9 +10,9 @@
 # 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000
 # steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
 # (kernels_cu/tile_state.cuh) under the tools too; columns_lookback's long tile (2048 sequences and
-# more; `long` lifts the count) on 2 x 3000 steps and on 100 and 12 time-major sequences of 3000; three more put rows off their lines, which the
-# 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x 4101 steps in device
-# memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
+# more; `long` lifts the count) on 2 x 3000 steps and on 100 and 12 time-major sequences of 3000;
+# three more put rows off their lines, which the 16-byte path scans each from its own line (P67,
+# P196): 2 x 1048580 and 2 x 4101 steps in device memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
 # first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
 # rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
 # 1536, 1024, 768, 512, 384, 256, 128, 64, 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as

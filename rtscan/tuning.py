@@ -603,10 +603,9 @@ COLUMNS = {("sm_80", "float32"): {"long": _COLUMNS_LONG, "short": _COLUMNS_SHORT
 # round; walk_lanes 1: one lane walks each sequence. Shapes by how many sequences (so chains of
 # tiles) the launch has: the long one from `from_sequences`, the large one (sm_90: the long tile) from
 # its fewer `from_sequences` where the launch has its `from_total_steps`, the few ones up to
-# `to_sequences`. The
-# 32-sequence ones poll by strong loads: a lane's
-# first poll nearly always finds its predecessor finished, and atomic polls, whose round trip is
-# longer, lost 2-32 % (P111, profiling/results/h200/p111-polls-2026-11-30-14.txt).
+# `to_sequences`. The 32-sequence ones poll by strong loads: a lane's first poll nearly always finds
+# its predecessor finished, and atomic polls, whose round trip is longer, lost 2-32 % (P111,
+# profiling/results/h200/p111-polls-2026-11-30-14.txt).
 _COLUMNS_LOOKBACK_SWEEPS = ("profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-11-30, "
                             "fourteenth session (P109, P112: profiling/results/h200/p109-sweep-2026-11-30-14.txt, "
                             "-b-, -c-, p112-staged-2026-11-30-14.txt, -b-, and their JSON)")
