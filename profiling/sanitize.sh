@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
-# compute-sanitizer memcheck and racecheck on every variant, at a small and a medium size, with the
-# 16-byte and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths are
-# multiples of 4, so the second sequence starts 16-byte aligned and the contiguous case takes the
-# 16-byte path; 2 x 1048580 steps also reach lookback_regs' long shape (past 2^21). More cases per
-# tool run its mid_batch, short_batch and batch shapes (sm_90: two sequences or more, rows longer
-# than one long tile to 2^17 steps that fill its tiles as fill_edge asks, rows shorter than 15/16 of
-# one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 13000 and 2 x 140000 steps, its long_batch shape (128
-# sequences of 2^17-2^18 steps; sanitize_case.py's long_batch lifts the sequence count) on 2 x
-# 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on 2 x 5300000
-# steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
-# (kernels_cu/tile_state.cuh) under the tools too; columns_lookback's long tile (2048 sequences and
-# more; `long` lifts the count) on 2 x 3000 steps and on 100 and 12 time-major sequences of 3000;
-# three more put rows off their lines, which the 16-byte path scans each from its own line (P67,
-# P196): 2 x 1048580 and 2 x 4101 steps in device memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2 x 8191, whose
-# first row's last tile holds no step (tiles are counted from the longest head); the tiles for short
-# rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
-# 1536, 1024, 768, 512, 384, 256, 128, 64, 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as
-# many rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); packed rows on 2 x 50 with the rows 31 past a line; and the tiles for
-# small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984 and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited
-# to CASE_SECONDS (default 300); VARIANTS (names, space separated) limits the cases of every variant
-# (4100 and 1048580 steps) to those (default all). Logs under $OUT (or ./sanitizer-logs); summary.txt
-# holds one line per case. Run from the repository root on a GPU:
+# compute-sanitizer memcheck and racecheck on every variant, at a small and a medium size, with the 16-byte
+# and the scalar path (issue 3; each case is profiling/sanitize_case.py). The lengths are multiples of 4, so
+# the second sequence starts 16-byte aligned and the contiguous case takes the 16-byte path; 2 x 1048580 steps
+# also reach lookback_regs' long shape (past 2^21). More cases per tool run its mid_batch, short_batch and
+# batch shapes (sm_90: two sequences or more, rows longer than one long tile to 2^17 steps that fill its tiles
+# as fill_edge asks, rows shorter than 15/16 of one, rows of 2^17-2^18 steps) on 2 x 66000, 2 x 13000 and 2 x
+# 140000 steps, its long_batch shape (128 sequences of 2^17-2^18 steps; sanitize_case.py's long_batch lifts
+# the sequence count) on 2 x 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on
+# 2 x 5300000 steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
+# (kernels_cu/tile_state.cuh) under the tools too; columns_lookback's long tile (2048 sequences and more;
+# `long` lifts the count) on 2 x 3000 steps and on 100 and 12 time-major sequences of 3000; three more put
+# rows off their lines, which the 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x
+# 4101 steps in device memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2
+# x 8191, whose first row's last tile holds no step (tiles are counted from the longest head); the tiles for
+# short rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
+# 1536, 1024, 768, 512, 384, 256, 128, 64, 32, 20, 10, 8 and 100 steps (sanitize_case.py's `rows`: as many
+# rows would take them) and on 2 x 1024 as a few hundred rows would (`few_rows`); packed rows on 2 x 50 with
+# the rows 31 past a line; and the tiles for small launches (P217) on 2 x 4000, 2048 and 256, and on 2 x 984
+# and 2 x 300 with the rows 31 past a line. Cases run JOBS at a time (default 6), each limited to CASE_SECONDS
+# (default 300); VARIANTS (names, space separated) limits the cases of every variant (4100 and 1048580 steps)
+# to those (default all). Logs under $OUT (or ./sanitizer-logs); summary.txt holds one line per case. Run from
+# the repository root on a GPU:
 #   bash profiling/sanitize.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
