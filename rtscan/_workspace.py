@@ -129,6 +129,7 @@ def _replace(table: dict, key: tuple, old: Workspace | None, stream: int, needed
              what: str, remedy: str, geometric: bool = True) -> Workspace:
     """A new allocation of at least `needed` (and, if geometric, at least twice `old`) from
     allocate(capacity), put in `table` in place of `old`; called with _lock held."""
+    _driver.make_current(key[0])  # the torch path calls acquire() without making it current
     if _driver.stream_is_capturing(stream):
         raise RtscanError(f"{what}, which cannot happen during CUDA graph capture; {remedy}")
     capacity = max(needed, minimum, 2 * old.capacity if old and geometric else 0)

@@ -160,6 +160,31 @@ def test_a_call_it_does_not_take_launches_nothing(rng, launches):
 
 
 @pytest.mark.gpu
+def test_right_whichever_context_is_current(rng, general_refused, launches):
+    """The path launches without asking which context is current: with none current, or another
+    context of the device, the launch fails, starts nothing, and is made again in the device's
+    primary context, which it leaves current."""
+    drv = _driver.driver()
+    a, b = pair(rng, (3, 2000))
+    expected = host(scan_and_check(a, b))
+    rtscan.scan(a, b)  # learns the layout of a new result
+    primary = _driver.call("cuCtxGetCurrent", drv.cuCtxGetCurrent())
+    other = _driver.call("cuCtxCreate", drv.cuCtxCreate(None, 0, 0))  # now current
+    try:
+        for name, current in (("another context", other), ("no context", None)):
+            _driver.call("cuCtxSetCurrent", drv.cuCtxSetCurrent(current))
+            made = len(launches)
+            result = rtscan.scan(a, b)
+            assert int(_driver.call("cuCtxGetCurrent", drv.cuCtxGetCurrent())) == int(primary), name
+            assert len(launches) == made + 2, name  # the failed launch, then the one made again
+            torch.cuda.synchronize()
+            np.testing.assert_array_equal(host(result), expected, err_msg=name)
+    finally:
+        _driver.call("cuCtxDestroy", drv.cuCtxDestroy(other))
+        _driver.call("cuCtxSetCurrent", drv.cuCtxSetCurrent(primary))
+
+
+@pytest.mark.gpu
 def test_a_replaced_tuning_entry_is_seen(rng, monkeypatch):
     monkeypatch.setattr(_torch_path, "_layouts", {})
     a, b = pair(rng, (3, 2000))

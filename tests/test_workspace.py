@@ -56,12 +56,13 @@ def test_first_workspace_is_zeroed_and_at_least_min_capacity(fake):
     workspace = _workspace.acquire(0, 7, 10)
     assert workspace.capacity == _workspace.MIN_CAPACITY
     size = nbytes(_workspace.MIN_CAPACITY)
-    pointer = fake.calls[0][1]
-    assert fake.calls[0] == ("alloc", pointer, size)
+    pointer = fake.calls[1][1]
+    # in the device's primary context, whichever the caller left current (the torch path's)
+    assert fake.calls[:2] == [("make_current", 0), ("alloc", pointer, size)]
     assert ctypes.cast(ctypes.pointer(workspace), ctypes.POINTER(ctypes.c_void_p))[0] == pointer
     # all of it zeroed, on the stream it is for, before anything else writes it
-    assert fake.calls[1] == ("memset_async", pointer, 0, size, 7)
-    assert all(call[-1] == 7 for call in fake.calls[1:]), "work on another stream than the workspace's"
+    assert fake.calls[2] == ("memset_async", pointer, 0, size, 7)
+    assert all(call[-1] == 7 for call in fake.calls[2:]), "work on another stream than the workspace's"
 
 
 def test_reuse_without_driver_calls(fake):
@@ -77,7 +78,7 @@ def test_growth_is_geometric_and_keeps_the_old_one(fake):
     grown = _workspace.acquire(0, 7, _workspace.MIN_CAPACITY + 1)
     assert grown.capacity == 2 * _workspace.MIN_CAPACITY and bytes(grown) != bytes(first)
     kinds = [call[0] for call in fake.calls]
-    assert kinds[0] == "alloc" and fake.calls[0][2] == nbytes(2 * _workspace.MIN_CAPACITY)
+    assert kinds[:2] == ["make_current", "alloc"] and fake.calls[1][2] == nbytes(2 * _workspace.MIN_CAPACITY)
     # A queued launch of another thread, or a captured graph, may still use the old address.
     assert "free" not in kinds and "synchronize" not in kinds
     assert any(old.pointer == first.ticket for old in _workspace._retired)
@@ -87,6 +88,7 @@ def test_growth_is_geometric_and_keeps_the_old_one(fake):
 def test_streams_and_devices_get_their_own(fake):
     pointers = {bytes(_workspace.acquire(device, stream, 10)) for device in (0, 1) for stream in (0, 7, 9)}
     assert len(pointers) == 6
+    assert {call[1] for call in fake.calls if call[0] == "make_current"} == {0, 1}
 
 
 def test_per_thread_default_stream_is_per_thread(fake):
@@ -117,12 +119,13 @@ def test_no_growth_during_capture(fake):
 
 def test_scratch_grows_to_what_is_asked_is_never_zeroed_and_keeps_the_old_one(fake):
     first = _workspace.scratch(0, 7, 100)
-    assert fake.calls == [("alloc", first, _workspace.MIN_SCRATCH_BYTES)]  # written before read: no memset
+    # written before read: no memset
+    assert fake.calls == [("make_current", 0), ("alloc", first, _workspace.MIN_SCRATCH_BYTES)]
     fake.calls.clear()
     assert _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES) == first and fake.calls == []
     grown = _workspace.scratch(0, 7, _workspace.MIN_SCRATCH_BYTES + 1)
     # Exactly what is asked, not double: scratch is gigabytes at large sizes.
-    assert fake.calls == [("alloc", grown, _workspace.MIN_SCRATCH_BYTES + 1)]
+    assert fake.calls == [("make_current", 0), ("alloc", grown, _workspace.MIN_SCRATCH_BYTES + 1)]
     assert any(old.pointer == first for old in _workspace._retired)
     assert _workspace.scratch(0, 8, 10) != grown  # another stream, another scratch
 
