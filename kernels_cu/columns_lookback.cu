@@ -105,6 +105,16 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
         const long long offset = in_offset + (first + i) * layout.in_time_stride;
         held[i] = i < count ? Affine<float>{__ldcg(a + offset), __ldcg(b + offset)} : affine_identity<float>();
     }
+    // With the loads in flight, warp 0's lanes read their predecessor's end state once: where it
+    // was finished before this tile started (a launch of more groups than the GPU holds tiles,
+    // whose tickets put a tile's predecessor a wave or more before it), the carry is known by the
+    // time the aggregate is, without the look-back's round trip under load (P255). The word is the
+    // look-back's own, self-describing and trusted only with this launch's generation
+    // (tile_state.cuh), so reading it earlier changes no value; 0 is no launch's generation.
+    word64 early_inclusive = 0;
+    if (warp == 0 && has_seq && lane < SEQUENCES && chunk > 0)
+        early_inclusive = poll_relaxed_gpu<ATOMIC_POLLS != 0>(
+            ws.segments().inclusive + predecessor_slot<SEQUENCES>(lane_slot<SEQUENCES>(tile, tiles_per_seq, lane), 1));
     // Step i's map, from registers or from its staged slot (the identity past the sequence's end).
     auto step_map = [&](int i) {
         if (i < REGISTER_ITEMS) return held[i < REGISTER_ITEMS ? i : 0];
@@ -136,6 +146,8 @@ columns_lookback_scan(const float* __restrict__ a, const float* __restrict__ b, 
         if (has_seq && lane < SEQUENCES) {
             if (chunk == 0) {
                 carry = lane_first_carry(h0, seq);
+            } else if (word_tag(early_inclusive) == generation) {
+                carry = word_value(early_inclusive);  // the look-back's carry from a finished predecessor
             } else {
                 if (has_successor) publish_aggregate(ws.segments(), slot, generation, aggregate);
                 carry = lane_lookback_carry<LOOKBACK_DEPTH, SEQUENCES, ATOMIC_POLLS != 0>(

@@ -161,9 +161,11 @@ def test_a_call_it_does_not_take_launches_nothing(rng, launches):
 
 @pytest.mark.gpu
 def test_right_whichever_context_is_current(rng, general_refused, launches):
-    """The path launches without asking which context is current: with none current, or another
-    context of the device, the launch fails, starts nothing, and is made again in the device's
-    primary context, which it leaves current."""
+    """The path launches without asking which context is current: with another context of the
+    device current the launch fails, starts nothing, and is made again in the device's primary
+    context, which it leaves current. With none current, torch's own calls before the launch (the
+    new result's allocation) may make the primary context current first, as the CUDA runtime does
+    where none is; either way the result is right and the primary context current after."""
     drv = _driver.driver()
     a, b = pair(rng, (3, 2000))
     expected = host(scan_and_check(a, b))
@@ -171,12 +173,12 @@ def test_right_whichever_context_is_current(rng, general_refused, launches):
     primary = _driver.call("cuCtxGetCurrent", drv.cuCtxGetCurrent())
     other = _driver.call("cuCtxCreate", drv.cuCtxCreate(None, 0, 0))  # now current
     try:
-        for name, current in (("another context", other), ("no context", None)):
+        for name, current, launches_made in (("another context", other, (2,)), ("no context", None, (1, 2))):
             _driver.call("cuCtxSetCurrent", drv.cuCtxSetCurrent(current))
             made = len(launches)
             result = rtscan.scan(a, b)
             assert int(_driver.call("cuCtxGetCurrent", drv.cuCtxGetCurrent())) == int(primary), name
-            assert len(launches) == made + 2, name  # the failed launch, then the one made again
+            assert len(launches) - made in launches_made, name  # 2: the failed launch, the one made again
             torch.cuda.synchronize()
             np.testing.assert_array_equal(host(result), expected, err_msg=name)
     finally:
