@@ -15,7 +15,8 @@
 // too. Then:
 //   1 each thread composes its span's maps; warp 0 composes the spans' maps per sequence (the
 //     tile's aggregate for it), and its lanes l < SEQUENCES publish it and look back along
-//     sequence l for the carry (chunk 0 takes h0 and publishes its end state at once);
+//     sequence l for the carry (chunk 0 takes h0 and publishes its end state at once; a lane whose
+//     predecessor's end state it already read while the loads were in flight takes that);
 //   2 each thread applies the earlier spans' maps to the carry, then walks its steps, one fma and
 //     one store a step.
 // Tiles are taken in ticket order, chunk-major, so a tile's predecessors hold earlier tickets: the

@@ -634,20 +634,10 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> 60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 "
            "x 2048 90.6/90.8 -> 89.2/89.6; from 2048 sequences as before (from 1024 in launches of 2^24 steps: the "
            "large kind below). 80 registers, no spills (ptxas, sm_90)")
-# sm_90's long tile since the early read of P255: the same 256 x 32 with 8 steps a thread in registers,
-# four blocks an SM (64 registers; 48 KB of shared memory a block, which sm_86 and sm_120 would hold one
-# of: they keep P249's tile, below).
-_COLUMNS_LOOKBACK_LONG_SM90 = dict(
-    _COLUMNS_LOOKBACK_LONG, register_items=8, min_blocks=4,
-    source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-03, thirty-ninth session (P256: "
-           "profiling/results/h200/p256-columns-sweep-2026-12-03-39.txt, one round), beside P249's 256x32r16b3d1 on seven "
-           "rows: 16384 x 1024 0.862 against 0.841 of copy, 32768 x 2048 0.897/0.871, 4096 x 16384 0.897/0.879, (16, "
-           "2048, 2048) 0.894/0.867, (8, 2048, 1536) 0.823/0.811, 4096 x 4096 0.832/0.832, 2048 x 8192 0.783/0.791. "
-           "auto's A/B: P257 (profiling/results/h200/p257-ab-2026-12-03-39.txt). 64 registers, no spills (ptxas, sm_90)")
 # The long tile for 1024-2047 sequences where a launch has 2^24 steps: its chains are long enough there;
 # in smaller launches of so few sequences the short tile's 1024-step chunks keep them shorter (P251).
 _COLUMNS_LOOKBACK_LARGE = dict(
-    _COLUMNS_LOOKBACK_LONG_SM90, from_sequences=1024, from_total_steps=1 << 24,
+    _COLUMNS_LOOKBACK_LONG, from_sequences=1024, from_total_steps=1 << 24,
     source="auto's A/B on an H200, 2026-12-02, two rounds, scan time, against the short tile (P252, profiling/results/"
            "h200/p252-ab-2026-12-02-38.txt): 1500 x 16384 131.2/128.9 -> 109.3/110.6 us (0.55 -> 0.65 of copy), 2000 "
            "x 8400 85.1/85.5 -> 71.5/71.2, 1024 x 65536 267.3/265.7 -> 235.5/235.5 (0.72 -> 0.81), 1200 x 20000 "
@@ -671,7 +661,7 @@ COLUMNS_LOOKBACK = {
     ("sm_80", "float32"): {kind: dict(shape, source=f"not measured on sm_80: sm_90's {kind} shape")
                            for kind, shape in (("short", _COLUMNS_LOOKBACK_SHORT), ("few", _COLUMNS_LOOKBACK_FEW),
                                                ("fewest", _COLUMNS_LOOKBACK_FEWEST))},
-    ("sm_90", "float32"): {"large": _COLUMNS_LOOKBACK_LARGE, "long": _COLUMNS_LOOKBACK_LONG_SM90,
+    ("sm_90", "float32"): {"large": _COLUMNS_LOOKBACK_LARGE, "long": _COLUMNS_LOOKBACK_LONG,
                            "short": _COLUMNS_LOOKBACK_SHORT,
                            "few": _COLUMNS_LOOKBACK_FEW, "fewest": _COLUMNS_LOOKBACK_FEWEST},
 }
