@@ -84,12 +84,12 @@ def staged_tile_bytes(shape: LaunchShape) -> int:
 # for sequences that fill one of their tiles, "one_tile", "mid_batch", "long_batch", "many", then the rows_
 # kinds of 4097-12288 steps (LONG_ROWS_KINDS: one tile a row, below), then "short_batch", "over_wave", "batch"
 # and "short_fill" (optional) for batches of rows within their `from_length` and `to_length`, "large"
-# (optional) for the largest launches, then "long"; for lanes across sequences (columns_lookback), "large" for
-# launches of many steps and fewer sequences, "long" for many sequences and "fewest" and "few" for launches of
-# at most their `to_sequences`; last, the "small_" and "rows_" kinds (optional) for batches of rows shorter
-# than any other kind's tile, one tile a row: packed rows for rows of at most 128 steps, then the small_
-# tiles, then the other rows_ tiles, each family's shortest tile first, so a row takes the shortest of a
-# family that holds it (tuning.py says which launches each family takes).
+# (optional) for the largest launches, then "long"; for lanes across sequences (columns_lookback), "many" for
+# the most sequences, "large" for launches of many steps and fewer sequences, "long" for many sequences and
+# "fewest" and "few" for launches of at most their `to_sequences`; last, the "small_" and "rows_" kinds
+# (optional) for batches of rows shorter than any other kind's tile, one tile a row: packed rows for rows of
+# at most 128 steps, then the small_ tiles, then the other rows_ tiles, each family's shortest tile first, so
+# a row takes the shortest of a family that holds it (tuning.py says which launches each family takes).
 _LAST_ROWS_KINDS = ("rows_128", "small_256", "small_512", "small_1024", "small_2048", "small_4096",
                     "rows_256", "rows_384", "rows_512", "rows_768", "rows_1024_few", "rows_1024", "rows_1536",
                     "rows_2048", "rows_3072")

@@ -634,6 +634,16 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "66.5/66.1 -> 63.1/63.2, 4096 x 4096 63.7/63.4 -> 60.7/60.7, 4096 x 16384 227.7/226.5 -> 220.5/221.0, 12288 "
            "x 2048 90.6/90.8 -> 89.2/89.6; from 2048 sequences as before (from 1024 in launches of 2^24 steps: the "
            "large kind below). 80 registers, no spills (ptxas, sm_90)")
+# From 8192 sequences (256 groups of 32 and more) the long tile at four blocks an SM: 8 of a thread's 32
+# steps in registers, 64 registers, 48 KB of shared memory a block (P256-P258).
+_COLUMNS_LOOKBACK_MANY = dict(
+    _COLUMNS_LOOKBACK_LONG, register_items=8, min_blocks=4, from_sequences=8192,
+    source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-03, thirty-ninth session (P256: "
+           "profiling/results/h200/p256-columns-sweep-2026-12-03-39.txt, one round), beside the long tile: 16384 x "
+           "1024 0.862 against 0.841 of copy, 32768 x 2048 0.897/0.871, (16, 2048, 2048) 0.894/0.867, (8, 2048, 1536) "
+           "0.823/0.811; as every launch's long tile (P257, profiling/results/h200/p257-ab-2026-12-03-39.txt) it "
+           "gained 8192-32768 sequences 1-4 % and lost 2048 x 8192 0.5-1.4 %, hence the bound; auto's A/B with it: "
+           "P258 (profiling/results/h200/p258-ab-2026-12-03-39.txt). 64 registers, no spills (ptxas, sm_90)")
 # The long tile for 1024-2047 sequences where a launch has 2^24 steps: its chains are long enough there;
 # in smaller launches of so few sequences the short tile's 1024-step chunks keep them shorter (P251).
 _COLUMNS_LOOKBACK_LARGE = dict(
@@ -661,7 +671,8 @@ COLUMNS_LOOKBACK = {
     ("sm_80", "float32"): {kind: dict(shape, source=f"not measured on sm_80: sm_90's {kind} shape")
                            for kind, shape in (("short", _COLUMNS_LOOKBACK_SHORT), ("few", _COLUMNS_LOOKBACK_FEW),
                                                ("fewest", _COLUMNS_LOOKBACK_FEWEST))},
-    ("sm_90", "float32"): {"large": _COLUMNS_LOOKBACK_LARGE, "long": _COLUMNS_LOOKBACK_LONG,
+    ("sm_90", "float32"): {"many": _COLUMNS_LOOKBACK_MANY, "large": _COLUMNS_LOOKBACK_LARGE,
+                           "long": _COLUMNS_LOOKBACK_LONG,
                            "short": _COLUMNS_LOOKBACK_SHORT,
                            "few": _COLUMNS_LOOKBACK_FEW, "fewest": _COLUMNS_LOOKBACK_FEWEST},
 }

@@ -549,13 +549,17 @@ def test_auto_gives_columns_lookback_the_time_major_batches(shape, in_strides, o
 
 def test_columns_lookback_takes_its_long_shape_from_its_sequences():
     """The long tile from 2048 sequences whatever the steps, and from 1024 where the launch has 2^24 (the
-    large kind, P252); the short tile below either."""
+    large kind, P252); the short tile below either; from 8192 the long tile at four blocks an SM (the many
+    kind, P258)."""
     variant = registry.resolve("columns_lookback")
     entry = variant.table[("sm_90", "float32")]
     many, fewer, steps = (entry["long"]["from_sequences"], entry["large"]["from_sequences"],
                           entry["large"]["from_total_steps"])
-    long, short = (registry.entry_shape(entry[kind], 1) for kind in ("long", "short"))
+    long, short, most = (registry.entry_shape(entry[kind], 1) for kind in ("long", "short", "many"))
     assert long != short and registry.entry_shape(entry["large"], 1) == long
+    assert (most.block_threads, most.items, most.min_blocks) == (long.block_threads, long.items, 4)
+    assert variant.launch_shape("sm_90", "float32", 1, 10, entry["many"]["from_sequences"]) == most
+    assert variant.launch_shape("sm_90", "float32", 1, 10, entry["many"]["from_sequences"] - 1) == long
     assert variant.launch_shape("sm_90", "float32", 1, 10, many) == long
     assert variant.launch_shape("sm_90", "float32", 1, -(-steps // fewer), fewer) == long
     assert variant.launch_shape("sm_90", "float32", 1, (steps - 1) // (many - 1), many - 1) == short
