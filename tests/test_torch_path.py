@@ -1,6 +1,7 @@
 """rtscan/_torch_path.py, the common torch call in few steps: it takes the calls it should, gives
 bitwise the general path's result on every layout it takes, hands every other call (and every
-refusal) to the general path, and sees a replaced tuning entry and compile defines (on a GPU).
+refusal) to the general path, sees a replaced tuning entry and compile defines, and launches right
+whichever context is current (on a GPU).
 On the CPU, with a stand-in for torch.Tensor: what it leaves to the general path (its overlap test
 is the general path's, _scan.Addresses.out_overlaps, tested in test_validation.py)."""
 
