@@ -635,7 +635,8 @@ _COLUMNS_LOOKBACK_LONG = dict(
            "x 2048 90.6/90.8 -> 89.2/89.6; from 2048 sequences as before (from 1024 in launches of 2^24 steps: the "
            "large kind below). 80 registers, no spills (ptxas, sm_90)")
 # From 8192 sequences (256 groups of 32 and more) the long tile at four blocks an SM: 8 of a thread's 32
-# steps in registers, 64 registers, 48 KB of shared memory a block (P256-P258).
+# steps in registers, 64 registers, 48 KB of dynamic shared memory a block (218 KB an SM with the static
+# arrays; P256-P258).
 _COLUMNS_LOOKBACK_MANY = dict(
     _COLUMNS_LOOKBACK_LONG, register_items=8, min_blocks=4, from_sequences=8192,
     source="profiling/columns_sweep.py --variant columns_lookback on an H200, 2026-12-03, thirty-ninth session (P256: "
