@@ -9,8 +9,9 @@
 # the sequence count) on 2 x 140000 steps, and its large shape (from 2^24 on sm_90) on 2 x 300000 steps and on
 # 2 x 5300000 steps: 628 of its tiles, more than 4 x 132 on an H200, so its blocks take claim_tile's stagger
 # (kernels_cu/tile_state.cuh) under the tools too; columns_lookback's long tile (2048 sequences and more;
-# `long` lifts the count) on 2 x 3000 steps and on 100 and 12 time-major sequences of 3000; three more put
-# rows off their lines, which the 16-byte path scans each from its own line (P67, P196): 2 x 1048580 and 2 x
+# `long` lifts the count) and its many tile (8192 and more; `many`) on 2 x 3000 steps and on 100 and 12
+# time-major sequences of 3000; three more put rows off their lines, which the 16-byte path scans each from
+# its own line (P67, P196): 2 x 1048580 and 2 x
 # 4101 steps in device memory 31 elements past the allocation's start, 2 x 66001 on the mid_batch shape, and 2
 # x 8191, whose first row's last tile holds no step (tiles are counted from the longest head); the tiles for
 # short rows (P213, P215, P218, P222, P223, P227, P235, P238, P239) on 2 x 10001, 7000, 5001, 3072, 2048,
@@ -46,6 +47,7 @@ for tool in memcheck racecheck; do
     echo "$tool lookback_regs 140000 any_total"  # the batch shape at 18 tiles a sequence, chunks first
     echo "$tool lookback_regs 140000 long_batch"  # the long tile at 9 tiles a sequence, chunks first
     echo "$tool columns_lookback 3000 long"  # its long tile (256 x 32, P249) on 2 rows and on 100 and 12 time-major
+    echo "$tool columns_lookback 3000 many"  # its many tile (256 x 32 at four blocks an SM, P258), the same
     echo "$tool lookback_regs 300000 any_total"  # the large shape (sm_90: 2^24 steps and up) at 18 tiles
     echo "$tool lookback_regs 5300000 any_total"  # and at 538 tiles: several waves, the stagger
     echo "$tool lookback_regs 1048580 head"  # rows 31 and 3 elements past a line: row heads (P67, P196)

@@ -5,22 +5,25 @@ and the scalar path (time stride 2), from NumPy host arrays so no framework's ke
 tool; check against the reference.
 
 With a third argument `any_total`, a 16-byte launch takes the variant's mid_batch, short_batch,
-batch, large or long shape whenever a sequence fills one of its tiles (mid_batch and long_batch:
-as their fill_edge allows), whatever the launch's total steps (as the GPU tests do, tests/conftest.py): that puts shapes
-meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they can finish. With `long_batch`,
-the same, and the long_batch shape also takes two sequences (its from_sequences lifted, as
-tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With `long`, the same for the long
-kind: columns_lookback's long tile (from 2048 sequences) then takes its two rows and its time-major batches. With `rows`, the kinds for small
-launches (small_*) and for few rows (*_few) are taken out and the rows_ kinds take two rows however many
-they are drawn for (registry.as_a_batch), so two short rows take the tiles many rows take; with
-`few_rows`, only the kinds for small launches are taken out, so they take the tiles of a few hundred. With
-`head` instead, the two sequences lie in device memory 31 elements past the start of their
-allocations (a, b and out alike), which the look-back kernels scan 16 bytes at a time from each
-row's line (SeqLayout.head, P67, P196): the first row's head reads all 31; memcheck then sees
-whether a read or write strays outside the allocations. columns and columns_lookback also scan
-time-major batches of 100 and 12 sequences.
+batch, large or long shape whenever a sequence fills one of its tiles (mid_batch and long_batch: as
+their fill_edge allows), whatever the launch's total steps (as the GPU tests do, tests/conftest.py):
+that puts shapes meant for more than 2^21 steps, or 2^24 and more, under the tools at a size they
+can finish. With `long_batch`, the same, and the long_batch shape also takes two sequences (its
+from_sequences lifted, as tests/test_mirrors.py does), so rows of 2^17-2^18 steps reach it. With
+`long`, the same for the long kind: columns_lookback's long tile (from 2048 sequences) then takes
+its two rows and its time-major batches; with `many`, the same for its many kind (the long tile at
+four blocks an SM, from 8192 sequences, P258). With `rows`, the kinds for small launches (small_*)
+and for few rows (*_few) are taken out and the rows_ kinds take two rows however many they are drawn
+for (registry.as_a_batch), so two short rows take the tiles many rows take; with `few_rows`, only
+the kinds for small launches are taken out, so they take the tiles of a few hundred. With `head`
+instead, the two sequences lie in device memory 31 elements past the start of their allocations (a,
+b and out alike), which the look-back kernels scan 16 bytes at a time from each row's line
+(SeqLayout.head, P67, P196): the first row's head reads all 31; memcheck then sees whether a read or
+write strays outside the allocations. columns and columns_lookback also scan time-major batches of
+100 and 12 sequences.
 
-Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH [any_total | long_batch | long | rows | few_rows | head]
+Usage: PYTHONPATH=. python3 profiling/sanitize_case.py VARIANT LENGTH
+       [any_total | long_batch | long | many | rows | few_rows | head]
 """
 
 import sys
@@ -37,7 +40,7 @@ TIME_MAJOR_STEPS, TIME_MAJOR_SEQUENCES = 20000, (100, 12)
 
 variant, length = sys.argv[1], int(sys.argv[2])
 head = sys.argv[3:] == ["head"]
-if sys.argv[3:] in (["any_total"], ["long_batch"], ["long"]):
+if sys.argv[3:] in (["any_total"], ["long_batch"], ["long"], ["many"]):
     table = rtscan.registry.resolve(variant).table
     any_sequences = (sys.argv[3],) if sys.argv[3] != "any_total" else ()
     for key, entry in table.items():
@@ -47,7 +50,8 @@ elif sys.argv[3:] in (["rows"], ["few_rows"]):
     for key, entry in table.items():
         table[key] = rtscan.registry.as_a_batch(entry, few_rows=sys.argv[3] == "few_rows")
 elif sys.argv[3:] and not head:
-    sys.exit(f"the third argument may only be any_total, long_batch, long, rows, few_rows or head, got {sys.argv[3:]}")
+    sys.exit(f"the third argument may only be any_total, long_batch, long, many, rows, few_rows or head, got "
+             f"{sys.argv[3:]}")
 rng = np.random.default_rng()
 a = rng.uniform(-1, 1, (2, length)).astype(np.float32)
 b = rng.standard_normal((2, length)).astype(np.float32)

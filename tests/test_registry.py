@@ -528,6 +528,17 @@ def test_sanitizer_long_case_reaches_the_time_major_long_tile():
     assert "columns_lookback 3000 long" in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
+def test_sanitizer_many_case_reaches_the_time_major_many_tile():
+    """sanitize.sh's `columns_lookback 3000 many`: with the many kind's sequence count lifted, its two rows
+    and its time-major batches of 100 and 12 sequences take the many kind's tile (P258)."""
+    variant = registry.resolve("columns_lookback")
+    entry = tuning.lookup(variant.table, "sm_90", "float32")
+    lifted = dataclasses.replace(variant, table={("sm_90", "float32"): registry.any_total(entry, ("many",))})
+    for sequences in (2, 100, 12):
+        assert lifted.launch_shape("sm_90", "float32", 1, 3000, sequences) == registry.entry_shape(entry["many"], 1)
+    assert "columns_lookback 3000 many" in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
+
+
 @pytest.mark.parametrize("shape,in_strides,out_strides,dim,expected", [
     ((1000, 64), (64, 1), (64, 1), 0, True),
     ((1000, 256), (256, 1), (256, 1), 0, True),
