@@ -6,7 +6,8 @@ and 84), and most of what the general path (_scan.py) does per call is the same 
 one layout. Here a layout (shapes, strides, device, dim, reverse, and how far past a 128-byte
 line each pointer starts) is checked and prepared once, by the general path's own functions.
 A later call of that layout reads the tensors, checks what can differ between its calls (the
-addresses: out overlapping a or b), and launches.
+addresses: out overlapping a or b), and launches, leaving it to the driver to say whether the
+device's context is the current one (below, scan's launch).
 
 Whatever this path does not take (any other kind of call, a layout whose checks fail, an out that
 overlaps a or b) it hands back as None, and the general path then does the whole call, raising
