@@ -517,26 +517,17 @@ def test_sanitizer_cases_reach_the_shapes_they_name(length, lifted, kind):
     assert case in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
-def test_sanitizer_long_case_reaches_the_time_major_long_tile():
-    """sanitize.sh's `columns_lookback 3000 long`: with the long kind's sequence count lifted, its two rows
-    and its time-major batches of 100 and 12 sequences take the long tile (P249's 256 x 32)."""
+@pytest.mark.parametrize("kind", ["long", "many"])
+def test_sanitizer_case_reaches_its_time_major_tile(kind):
+    """sanitize.sh's `columns_lookback 3000 long` and `3000 many`: with the kind's sequence count lifted,
+    its two rows and its time-major batches of 100 and 12 sequences take its tile (the long tile, P249's
+    256 x 32; the many kind's, the same at four blocks an SM, P258)."""
     variant = registry.resolve("columns_lookback")
     entry = tuning.lookup(variant.table, "sm_90", "float32")
-    lifted = dataclasses.replace(variant, table={("sm_90", "float32"): registry.any_total(entry, ("long",))})
+    lifted = dataclasses.replace(variant, table={("sm_90", "float32"): registry.any_total(entry, (kind,))})
     for sequences in (2, 100, 12):
-        assert lifted.launch_shape("sm_90", "float32", 1, 3000, sequences) == registry.entry_shape(entry["long"], 1)
-    assert "columns_lookback 3000 long" in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
-
-
-def test_sanitizer_many_case_reaches_the_time_major_many_tile():
-    """sanitize.sh's `columns_lookback 3000 many`: with the many kind's sequence count lifted, its two rows
-    and its time-major batches of 100 and 12 sequences take the many kind's tile (P258)."""
-    variant = registry.resolve("columns_lookback")
-    entry = tuning.lookup(variant.table, "sm_90", "float32")
-    lifted = dataclasses.replace(variant, table={("sm_90", "float32"): registry.any_total(entry, ("many",))})
-    for sequences in (2, 100, 12):
-        assert lifted.launch_shape("sm_90", "float32", 1, 3000, sequences) == registry.entry_shape(entry["many"], 1)
-    assert "columns_lookback 3000 many" in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
+        assert lifted.launch_shape("sm_90", "float32", 1, 3000, sequences) == registry.entry_shape(entry[kind], 1)
+    assert f"columns_lookback 3000 {kind}" in (Path(__file__).parents[1] / "profiling" / "sanitize.sh").read_text()
 
 
 @pytest.mark.parametrize("shape,in_strides,out_strides,dim,expected", [
