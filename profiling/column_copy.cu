@@ -7,6 +7,12 @@
 // steps. Timed as graph-free back-to-back launches with events, against cudaMemcpy of the same bytes.
 // What it showed: results/h200/p246-column-copy-, p247-columns-sweep-2026-12-02-38.txt (P246, NOTES 153).
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -std=c++17 -o /tmp/column_copy profiling/column_copy.cu && /tmp/column_copy
+// [LxN ...] (default: four rows). N need not be a multiple of 32 or 128: the tiles then take the
+// first N / W * W sequences (8191: 8160 of them, 0.4 % less than the copy's bytes) and a step row
+// lies off 128-byte lines, as columns_lookback's rows of 8191 sequences do (NOTES 160).
+#include <utility>
+#include <vector>
+
 #include "tile_copies.cuh"  // CK
 
 template <int N> struct Vec;
@@ -81,10 +87,16 @@ float time_ms(K launch, int reps) {
     return ms / reps;
 }
 
-int main() {
-    const long long sizes[][2] = {{2048, 12288}, {4096, 4096}, {16384, 1024}, {2048, 8192}};
+int main(int argc, char** argv) {
+    std::vector<std::pair<long long, long long>> sizes = {{2048, 12288}, {4096, 4096}, {16384, 1024}, {2048, 8192}};
+    if (argc > 1) sizes.clear();
+    for (int i = 1; i < argc; ++i) {
+        long long L = 0, N = 0;
+        if (sscanf(argv[i], "%lldx%lld", &L, &N) != 2 || L <= 0 || N <= 0) { printf("bad size %s (LxN)\n", argv[i]); return 2; }
+        sizes.push_back({L, N});
+    }
     for (auto& s : sizes) {
-        const long long L = s[0], N = s[1], n = L * N;
+        const long long L = s.first, N = s.second, n = L * N;
         float *a, *b, *o, *c1, *c2;
         CK(cudaMalloc(&a, n * 4)); CK(cudaMalloc(&b, n * 4)); CK(cudaMalloc(&o, n * 4));
         CK(cudaMalloc(&c1, n * 6)); CK(cudaMalloc(&c2, n * 6));
@@ -93,12 +105,13 @@ int main() {
         const float copy = time_ms([&] { CK(cudaMemcpyAsync(c2, c1, n * 6, cudaMemcpyDeviceToDevice)); }, reps);
         printf("L %lld N %lld: copy %.1f us\n", L, N, copy * 1e3);
         auto report = [&](const char* name, float ms) { printf("  %-34s %7.1f us  %.3f of copy\n", name, ms * 1e3, copy / ms); };
-#define COL(W, T, TH, MB) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
+        // float2 and float4 lanes (W 64, 128) need rows on 8- and 16-byte boundaries: N even, a multiple of 4.
+#define COL(W, T, TH, MB) if (N % (W / 32) == 0) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
         report("columns W=" #W " T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { columns<W, T, TH, MB><<<grid, TH>>>(a, b, o, L, N); }, reps)); }
         COL(32, 32, 128, 4) COL(32, 16, 128, 8) COL(32, 24, 128, 6) COL(32, 32, 256, 2)
         COL(64, 16, 128, 4) COL(64, 8, 128, 8)
         COL(128, 8, 128, 4) COL(128, 4, 128, 8) COL(128, 8, 256, 2) COL(128, 12, 128, 3) COL(128, 16, 128, 2)
-#define ROW(T, TH, MB) { const long long grid = N * (L / (TH * 4 * T)); \
+#define ROW(T, TH, MB) if (L % 4 == 0) { const long long grid = N * (L / (TH * 4 * T)); \
         report("rows T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { rows<T, TH, MB><<<grid, TH>>>(a, b, o, L, N); }, reps)); }
         ROW(2, 256, 4) ROW(4, 128, 4) ROW(1, 256, 8)
         CK(cudaFree(a)); CK(cudaFree(b)); CK(cudaFree(o)); CK(cudaFree(c1)); CK(cudaFree(c2));

@@ -80,15 +80,16 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
             or out.shape != shape or out.get_device() != device):
         return None
     out_pointer = out.data_ptr()
-    key = (shape, strides, out.stride(), device, dim, reverse, a_pointer & 127, b_pointer & 127, out_pointer & 127)
+    # A fresh out's strides follow from a's shape and strides (empty_like's rule), so its key has None there.
+    key = (shape, strides, None if fresh else out.stride(), device, dim, reverse, a_pointer & 127, b_pointer & 127,
+           out_pointer & 127)
     layout = _layouts.get(key)
     if layout is None or layout.defines is not _kernels._defines or (
             layout.prepared.entry is not tuning.lookup(layout.prepared.variant.table, layout.arch, "float32")):
         layout = _learn(key, a, b, out, dim, reverse)
         if layout is None:
             return None
-    elif not fresh and (layout.addresses.out_overlaps(a_pointer, out_pointer)
-                        or layout.addresses.out_overlaps(b_pointer, out_pointer)):
+    elif not fresh and layout.addresses.out_overlaps_either(a_pointer, b_pointer, out_pointer):
         return None  # the general path says how
     stream_handle = _current_stream(device) if stream is None else _arrays.stream_handle(stream)
     prepared = layout.prepared

@@ -3,7 +3,8 @@ bitwise the general path's result on every layout it takes, hands every other ca
 refusal) to the general path, sees a replaced tuning entry and compile defines, and launches right
 whichever context is current (on a GPU).
 On the CPU, with a stand-in for torch.Tensor: what it leaves to the general path (its overlap test
-is the general path's, _scan.Addresses.out_overlaps, tested in test_validation.py)."""
+is _scan.Addresses.out_overlaps_either, the general path's out_overlaps for a and b at once, tested
+in test_validation.py)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def layouts(rng):
     yield "rows", a, b, None, -1, False
     yield "rows reversed, out=", a, b, lambda: poisoned_like(a), -1, True
     yield "time-major", time_major_a, time_major_b, None, 0, False
+    # Not dense: a new result is contiguous (empty_like's rule), not a's strides; the path keys it by a's alone.
+    yield "every other step, new result", a[:, ::2], b[:, ::2], None, -1, False
     yield "transposed rows", time_major_a.T, time_major_b.T, None, 1, False
     yield "one past a boundary, out too", long_a[1:], long_b[1:], lambda: poisoned_like(long_a)[1:], -1, False
     yield "one past a boundary, new result", long_a[1:], long_b[1:], None, -1, False
