@@ -7,9 +7,11 @@
 // steps. Timed as graph-free back-to-back launches with events, against cudaMemcpy of the same bytes.
 // What it showed: results/h200/p246-column-copy-, p247-columns-sweep-2026-12-02-38.txt (P246, NOTES 153).
 // Usage on a GPU machine:  nvcc -arch=sm_90 -O3 -std=c++17 -o /tmp/column_copy profiling/column_copy.cu && /tmp/column_copy
-// [LxN ...] (default: four rows). N need not be a multiple of 32 or 128: the tiles then take the
-// first N / W * W sequences (8191: 8160 of them, 0.4 % less than the copy's bytes) and a step row
-// lies off 128-byte lines, as columns_lookback's rows of 8191 sequences do (NOTES 160).
+// [LxN[/NO] ...] (default: four sizes). N need not be a multiple of 32 or 128: the tiles then take
+// the first N / W * W sequences (8191: 8160 of them, 0.4 % less than the copy's bytes) and a step
+// row lies off 128-byte lines, as columns_lookback's rows of 8191 sequences do (NOTES 160). With
+// /NO the tiles store into rows of NO >= N floats, so that loads and stores can lie on or off the
+// lines apart (the contiguous rows then do not run).
 #include <utility>
 #include <vector>
 
@@ -28,7 +30,7 @@ __device__ __forceinline__ void put(float4& v, int i, float x) { if (i == 0) v.x
 
 template <int W, int T, int THREADS, int MINB>
 __global__ void __launch_bounds__(THREADS, MINB) columns(const float* __restrict__ a, const float* __restrict__ b,
-                                                          float* __restrict__ out, long long L, long long N) {
+                                                          float* __restrict__ out, long long L, long long N, long long NO) {
     constexpr int VEC = W / 32, SPANS = THREADS / 32;
     using V = typename Vec<VEC>::T;
     const long long groups = N / W;
@@ -50,7 +52,7 @@ __global__ void __launch_bounds__(THREADS, MINB) columns(const float* __restrict
     }
 #pragma unroll
     for (int i = 0; i < T; ++i)
-        if (first + i < L) __stcs(reinterpret_cast<V*>(out + (first + i) * N + col), va[i]);
+        if (first + i < L) __stcs(reinterpret_cast<V*>(out + (first + i) * NO + col), va[i]);
 }
 
 // Contiguous rows (N, L): a block takes THREADS * 4 * T steps of one row; lane float4s, chunk-major over rows.
@@ -88,30 +90,32 @@ float time_ms(K launch, int reps) {
 }
 
 int main(int argc, char** argv) {
-    std::vector<std::pair<long long, long long>> sizes = {{2048, 12288}, {4096, 4096}, {16384, 1024}, {2048, 8192}};
+    struct Size { long long L, N, NO; };
+    std::vector<Size> sizes = {{2048, 12288, 12288}, {4096, 4096, 4096}, {16384, 1024, 1024}, {2048, 8192, 8192}};
     if (argc > 1) sizes.clear();
     for (int i = 1; i < argc; ++i) {
-        long long L = 0, N = 0;
-        if (sscanf(argv[i], "%lldx%lld", &L, &N) != 2 || L <= 0 || N <= 0) { printf("bad size %s (LxN)\n", argv[i]); return 2; }
-        sizes.push_back({L, N});
+        long long L = 0, N = 0, NO = 0;
+        const int read = sscanf(argv[i], "%lldx%lld/%lld", &L, &N, &NO);
+        if (read < 2 || L <= 0 || N <= 0 || (read == 3 && NO < N)) { printf("bad size %s (LxN or LxN/NO)\n", argv[i]); return 2; }
+        sizes.push_back({L, N, read == 3 ? NO : N});
     }
     for (auto& s : sizes) {
-        const long long L = s.first, N = s.second, n = L * N;
+        const long long L = s.L, N = s.N, NO = s.NO, n = L * N;
         float *a, *b, *o, *c1, *c2;
-        CK(cudaMalloc(&a, n * 4)); CK(cudaMalloc(&b, n * 4)); CK(cudaMalloc(&o, n * 4));
+        CK(cudaMalloc(&a, n * 4)); CK(cudaMalloc(&b, n * 4)); CK(cudaMalloc(&o, L * NO * 4));
         CK(cudaMalloc(&c1, n * 6)); CK(cudaMalloc(&c2, n * 6));
         CK(cudaMemset(a, 0, n * 4)); CK(cudaMemset(b, 0, n * 4)); CK(cudaMemset(c1, 0, n * 6));
         const int reps = 50;
         const float copy = time_ms([&] { CK(cudaMemcpyAsync(c2, c1, n * 6, cudaMemcpyDeviceToDevice)); }, reps);
-        printf("L %lld N %lld: copy %.1f us\n", L, N, copy * 1e3);
+        printf("L %lld N %lld (out rows %lld): copy %.1f us\n", L, N, NO, copy * 1e3);
         auto report = [&](const char* name, float ms) { printf("  %-34s %7.1f us  %.3f of copy\n", name, ms * 1e3, copy / ms); };
-        // float2 and float4 lanes (W 64, 128) need rows on 8- and 16-byte boundaries: N even, a multiple of 4.
-#define COL(W, T, TH, MB) if (N % (W / 32) == 0) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
-        report("columns W=" #W " T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { columns<W, T, TH, MB><<<grid, TH>>>(a, b, o, L, N); }, reps)); }
+        // float2 and float4 lanes (W 64, 128) need rows on 8- and 16-byte boundaries: N and NO even, multiples of 4.
+#define COL(W, T, TH, MB) if (N % (W / 32) == 0 && NO % (W / 32) == 0) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
+        report("columns W=" #W " T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { columns<W, T, TH, MB><<<grid, TH>>>(a, b, o, L, N, NO); }, reps)); }
         COL(32, 32, 128, 4) COL(32, 16, 128, 8) COL(32, 24, 128, 6) COL(32, 32, 256, 2)
         COL(64, 16, 128, 4) COL(64, 8, 128, 8)
         COL(128, 8, 128, 4) COL(128, 4, 128, 8) COL(128, 8, 256, 2) COL(128, 12, 128, 3) COL(128, 16, 128, 2)
-#define ROW(T, TH, MB) if (L % 4 == 0) { const long long grid = N * (L / (TH * 4 * T)); \
+#define ROW(T, TH, MB) if (L % 4 == 0 && NO == N) { const long long grid = N * (L / (TH * 4 * T)); \
         report("rows T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { rows<T, TH, MB><<<grid, TH>>>(a, b, o, L, N); }, reps)); }
         ROW(2, 256, 4) ROW(4, 128, 4) ROW(1, 256, 8)
         CK(cudaFree(a)); CK(cudaFree(b)); CK(cudaFree(o)); CK(cudaFree(c1)); CK(cudaFree(c2));

@@ -109,14 +109,8 @@ class Addresses(NamedTuple):
     def out_overlaps(self, source: int, out: int) -> bool:
         """Whether out, at address `out`, overlaps the input (a or b) at `source` without being it:
         out may be a or b itself (each tile reads its steps before writing them), nothing in between."""
-        return self.out_overlaps_either(source, source, out)
-
-    def out_overlaps_either(self, a: int, b: int, out: int) -> bool:
-        """out_overlaps(a, out) or out_overlaps(b, out) in one call: the torch path asks it on every
-        call, where each Python call and attribute read counts (NOTES 83)."""
-        in_low, in_high, out_low, out_high = self.in_low, self.in_high, out + self.out_low, out + self.out_high
-        return ((a + in_low < out_high and out_low < a + in_high and not (a == out and self.same_strides))
-                or (b + in_low < out_high and out_low < b + in_high and not (b == out and self.same_strides)))
+        return (source + self.in_low < out + self.out_high and out + self.out_low < source + self.in_high
+                and not (source == out and self.same_strides))
 
 
 @functools.lru_cache(maxsize=1024)

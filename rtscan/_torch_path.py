@@ -89,7 +89,8 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
         layout = _learn(key, a, b, out, dim, reverse)
         if layout is None:
             return None
-    elif not fresh and layout.addresses.out_overlaps_either(a_pointer, b_pointer, out_pointer):
+    elif not fresh and (layout.addresses.out_overlaps(a_pointer, out_pointer)
+                        or layout.addresses.out_overlaps(b_pointer, out_pointer)):
         return None  # the general path says how
     stream_handle = _current_stream(device) if stream is None else _arrays.stream_handle(stream)
     prepared = layout.prepared
