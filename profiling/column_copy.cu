@@ -28,7 +28,8 @@ __device__ __forceinline__ void put(float& v, int, float x) { v = x; }
 __device__ __forceinline__ void put(float2& v, int i, float x) { if (i) v.y = x; else v.x = x; }
 __device__ __forceinline__ void put(float4& v, int i, float x) { if (i == 0) v.x = x; else if (i == 1) v.y = x; else if (i == 2) v.z = x; else v.w = x; }
 
-template <int W, int T, int THREADS, int MINB>
+// STREAMING: st.global.cs stores (evict first), else plain ones, as columns_lookback's.
+template <int W, int T, int THREADS, int MINB, bool STREAMING = true>
 __global__ void __launch_bounds__(THREADS, MINB) columns(const float* __restrict__ a, const float* __restrict__ b,
                                                           float* __restrict__ out, long long L, long long N, long long NO) {
     constexpr int VEC = W / 32, SPANS = THREADS / 32;
@@ -52,7 +53,10 @@ __global__ void __launch_bounds__(THREADS, MINB) columns(const float* __restrict
     }
 #pragma unroll
     for (int i = 0; i < T; ++i)
-        if (first + i < L) __stcs(reinterpret_cast<V*>(out + (first + i) * NO + col), va[i]);
+        if (first + i < L) {
+            V* target = reinterpret_cast<V*>(out + (first + i) * NO + col);
+            if (STREAMING) __stcs(target, va[i]); else *target = va[i];
+        }
 }
 
 // Contiguous rows (N, L): a block takes THREADS * 4 * T steps of one row; lane float4s, chunk-major over rows.
@@ -113,6 +117,9 @@ int main(int argc, char** argv) {
 #define COL(W, T, TH, MB) if (N % (W / 32) == 0 && NO % (W / 32) == 0) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
         report("columns W=" #W " T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { columns<W, T, TH, MB><<<grid, TH>>>(a, b, o, L, N, NO); }, reps)); }
         COL(32, 32, 128, 4) COL(32, 16, 128, 8) COL(32, 24, 128, 6) COL(32, 32, 256, 2)
+#define COL_PLAIN(W, T, TH, MB) if (N % (W / 32) == 0 && NO % (W / 32) == 0) { const long long grid = (N / W) * (L / ((TH / 32) * T)); \
+        report("plain stores W=" #W " T=" #T " threads=" #TH " minb=" #MB, time_ms([&] { columns<W, T, TH, MB, false><<<grid, TH>>>(a, b, o, L, N, NO); }, reps)); }
+        COL_PLAIN(32, 16, 128, 8) COL_PLAIN(32, 32, 256, 2)
         COL(64, 16, 128, 4) COL(64, 8, 128, 8)
         COL(128, 8, 128, 4) COL(128, 4, 128, 8) COL(128, 8, 256, 2) COL(128, 12, 128, 3) COL(128, 16, 128, 2)
 #define ROW(T, TH, MB) if (L % 4 == 0 && NO == N) { const long long grid = N * (L / (TH * 4 * T)); \
