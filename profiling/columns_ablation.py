@@ -11,6 +11,8 @@ stores' phase 1.9 -> 3.2-3.5 us a tile). The twins compute wrong results and are
                  (the same bytes a step, inside the same rows' span of memory, but whole lines)
   alignedloads   each warp loads from that line likewise (registers and staged copies)
   aligned        both
+  alignedstaged  only the staged steps' copies (cp.async, 4 bytes a lane) load from that line
+  alignedregisters  only the registers' loads (ld.global.cg) do
 against `base`, the instrumented kernel as it is. The line twins are for time-major rows of one
 batch axis (a sequence's column its offset in the row); on 8192 sequences they are the base.
 
@@ -53,7 +55,8 @@ _REGISTER_LOADS = ("        const long long offset = in_offset + (first + i) * l
                    "        const long long offset = on_line(i);\n")
 _ALIGNED_LOADS = (_ON_LINE, _STAGED_LOADS, _REGISTER_LOADS)
 TWINS = {"base": (), "nocarry": (_NO_CARRY,), "csstores": (_CS_STORES,), "alignedstores": (_ALIGNED_STORES,),
-         "alignedloads": _ALIGNED_LOADS, "aligned": _ALIGNED_LOADS + (_ALIGNED_STORES,)}
+         "alignedloads": _ALIGNED_LOADS, "aligned": _ALIGNED_LOADS + (_ALIGNED_STORES,),
+         "alignedstaged": (_ON_LINE, _STAGED_LOADS), "alignedregisters": (_ON_LINE, _REGISTER_LOADS)}
 CAPTURES = 3  # launches' spans a twin and row; the median is printed
 
 
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                         for _ in range(CAPTURES)]
             span = np.median([spans(stamps)[0] for stamps in measured])
             finishes = np.median([finish(stamps) for stamps in measured])
-            print(f"{twin:14s} {sequences}x{length}: span {span:7.2f}, finish {finishes:5.2f}", flush=True)
+            print(f"{twin:16s} {sequences}x{length}: span {span:7.2f}, finish {finishes:5.2f}", flush=True)
     return 0
 
 

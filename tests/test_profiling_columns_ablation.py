@@ -14,7 +14,8 @@ def columns_ablation():
     return load_script("columns_ablation")
 
 
-@pytest.mark.parametrize("twin", ["nocarry", "csstores", "alignedstores", "alignedloads", "aligned"])
+@pytest.mark.parametrize("twin", ["nocarry", "csstores", "alignedstores", "alignedloads", "aligned", "alignedstaged",
+                                  "alignedregisters"])
 def test_twin_compiles(columns_ablation, twin):
     original = (_compile.kernels_dir() / "columns_lookback.cu").read_text()
     text = columns_ablation.instrument(twin)(original)
