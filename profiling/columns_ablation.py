@@ -14,7 +14,10 @@ stores' phase 1.9 -> 3.2-3.5 us a tile). The twins compute wrong results and are
   alignedstaged  only the staged steps' copies (cp.async, 4 bytes a lane) load from that line
   alignedregisters  only the registers' loads (ld.global.cg) do
 against `base`, the instrumented kernel as it is. The line twins are for time-major rows of one
-batch axis (a sequence's column its offset in the row); on 8192 sequences they are the base.
+batch axis (a sequence's column its offset in the row); on 8192 sequences they read the base's
+addresses but not its code (their arithmetic cost that row 2-12 %: P268, P269), so each twin's rows
+compare with its own 8192. What they found: NOTES 166 and 167 (a row's second line is the price,
+most of it in the staged copies).
 
 Usage, from a source checkout, on a GPU:
     PYTHONPATH=. python3 profiling/columns_ablation.py [--shape 256x32r16b3d1] [--rows 8192x2048,8184x2048,8191x2048]
