@@ -13,6 +13,9 @@ stores' phase 1.9 -> 3.2-3.5 us a tile). The twins compute wrong results and are
   aligned        both
   alignedstaged  only the staged steps' copies (cp.async, 4 bytes a lane) load from that line
   alignedregisters  only the registers' loads (ld.global.cg) do
+  pairsnext      odd warps copy the even warp's staged steps of the next group (32 sequences on), so
+                 two warps of one SM copy neighbouring rows, which share a line off the lines
+  pairsfar       the same two groups on (no line shared): pairsnext's control
 against `base`, the instrumented kernel as it is. The line twins are for time-major rows of one
 batch axis (a sequence's column its offset in the row); on 8192 sequences they read the base's
 addresses but not its code (their arithmetic cost that row 2-12 %: P268, P269), so each twin's rows
@@ -57,9 +60,21 @@ _STAGED_LOADS = ("        stage_steps<1>(staged_a + staged_slot(i), a + first_of
 _REGISTER_LOADS = ("        const long long offset = in_offset + (first + i) * layout.in_time_stride;\n",
                    "        const long long offset = on_line(i);\n")
 _ALIGNED_LOADS = (_ON_LINE, _STAGED_LOADS, _REGISTER_LOADS)
+
+
+def _paired(columns: int) -> tuple:
+    """Odd warps copy their staged steps from the even warp's steps `columns` sequences on (where
+    that group exists): two warps of one SM copying one step's rows of neighbouring groups at once."""
+    return ((_FIRST_OFFSET, _FIRST_OFFSET
+             + f"    const bool paired = (warp & 1) && tile.group + {columns // 32} < "
+             "lane_groups<SEQUENCES>(layout.num_seqs);\n"
+             "    const long long staged_offset =\n"
+             f"        paired ? in_offset + (first - ITEMS) * layout.in_time_stride + {columns} : first_offset;\n"),
+            (_STAGED_LOADS[0], _STAGED_LOADS[0].replace("+ first_offset", "+ staged_offset")))
 TWINS = {"base": (), "nocarry": (_NO_CARRY,), "csstores": (_CS_STORES,), "alignedstores": (_ALIGNED_STORES,),
          "alignedloads": _ALIGNED_LOADS, "aligned": _ALIGNED_LOADS + (_ALIGNED_STORES,),
-         "alignedstaged": (_ON_LINE, _STAGED_LOADS), "alignedregisters": (_ON_LINE, _REGISTER_LOADS)}
+         "alignedstaged": (_ON_LINE, _STAGED_LOADS), "alignedregisters": (_ON_LINE, _REGISTER_LOADS),
+         "pairsnext": _paired(32), "pairsfar": _paired(64)}
 CAPTURES = 3  # launches' spans a twin and row; the median is printed
 
 

@@ -15,7 +15,7 @@ def columns_ablation():
 
 
 @pytest.mark.parametrize("twin", ["nocarry", "csstores", "alignedstores", "alignedloads", "aligned", "alignedstaged",
-                                  "alignedregisters"])
+                                  "alignedregisters", "pairsnext", "pairsfar"])
 def test_twin_compiles(columns_ablation, twin):
     original = (_compile.kernels_dir() / "columns_lookback.cu").read_text()
     text = columns_ablation.instrument(twin)(original)
