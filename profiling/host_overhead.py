@@ -47,16 +47,19 @@ def mean_us(call, calls: int) -> tuple[float, float]:
 
 def captured_launch(call) -> tuple:
     """(function, grid, threads, shared bytes, stream) of the one launch `call` makes (it still
-    launches); its arguments are left in this thread's argument block (rtscan._scan)."""
-    from rtscan import _driver
+    launches), made through the general path, which launches what the torch path would (the same
+    prepared layout into the same argument block) but through _driver.launch, where it can be seen;
+    its arguments are left in this thread's argument block (rtscan._scan)."""
+    from rtscan import _driver, _torch_path
 
     launched = []
-    launch = _driver.launch
+    launch, torch_path = _driver.launch, _torch_path.scan
     _driver.launch = lambda *arguments: launched.append(arguments) or launch(*arguments)
+    _torch_path.scan = lambda *arguments: None
     try:
         call()
     finally:
-        _driver.launch = launch
+        _driver.launch, _torch_path.scan = launch, torch_path
     ((function, grid, threads, shared_bytes, stream, _),) = launched
     return function, grid, threads, shared_bytes, stream
 

@@ -19,14 +19,16 @@ from __future__ import annotations
 import sys
 from typing import Any, NamedTuple
 
-from . import _arrays, _driver, _kernels, _layout, _scan, _workspace, tuning
-from .errors import DriverError, InputError, InputTypeError
+from . import _arrays, _driver, _kernels, _layout, _scan, tuning
+from .errors import InputError, InputTypeError
 
 # Set from torch on the first call whose `a` is a torch.Tensor (torch is never imported here).
 _tensor_type: Any = None
 _float32: Any = None
 _empty_like: Any = None
 _current_stream: Any = None
+# cuda.bindings' cuLaunchKernel, set by the first layout learned (the driver is loaded by then).
+_launch_kernel: Any = None
 
 
 class _Layout(NamedTuple):
@@ -94,30 +96,37 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
         return None  # the general path says how
     stream_handle = _current_stream(device) if stream is None else _arrays.stream_handle(stream)
     prepared = layout.prepared
-    workspace = _workspace.acquire(device, stream_handle, prepared.descriptors)  # grows in the device's context
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     block = _scan.argument_block()
-    block.fill(a_pointer, b_pointer, 0, out_pointer, prepared, workspace)
+    block.fill(a_pointer, b_pointer, 0, out_pointer, prepared, device, stream_handle)  # a workspace in its context
     # Launched without first asking which context is current (make_current, about 0.6 us of a
-    # 16 us call: NOTES 157): where it is not the device's primary context, the one the function
-    # was loaded in, the launch fails (another context: CUDA_ERROR_INVALID_HANDLE, none:
-    # CUDA_ERROR_INVALID_CONTEXT) and starts nothing, and is made again in the right one.
-    launch = (layout.function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream_handle,
-              block.params_address)
-    try:
-        _driver.launch(*launch)
-    except DriverError as error:
-        if error.code not in _NOT_ITS_CONTEXT:
-            raise
-        _driver.make_current(device)
-        _driver.launch(*launch)
+    # 16 us call: NOTES 157), and through cuLaunchKernel itself, not _driver.launch (its frame
+    # about 0.2 us: P272).
+    result = _launch_kernel(layout.function, prepared.num_tiles, 1, 1, prepared.threads, 1, 1, prepared.shared_bytes,
+                            stream_handle, block.params_address, 0)
+    if result[0]:
+        _launch_again_in_its_context(result, layout, device, stream_handle, block)
     return out
+
+
+def _launch_again_in_its_context(result: tuple, layout: _Layout, device: int, stream: int, block: Any) -> None:
+    """After a failed launch: where the current context is not the device's primary one, the one
+    the function was loaded in (another context: CUDA_ERROR_INVALID_HANDLE, none:
+    CUDA_ERROR_INVALID_CONTEXT; nothing was started), make that one current and launch again;
+    raise any other failure as DriverError."""
+    if int(result[0]) not in _NOT_ITS_CONTEXT:
+        _driver.call("cuLaunchKernel", result)
+    _driver.make_current(device)
+    prepared = layout.prepared
+    _driver.launch(layout.function, prepared.num_tiles, prepared.threads, prepared.shared_bytes, stream,
+                   block.params_address)
 
 
 def _learn(key: tuple, a: Any, b: Any, out: Any, dim: int, reverse: bool) -> _Layout | None:
     """Check and prepare a layout through the general path's functions and keep it under `key`;
     None, keeping nothing, when a check fails or the layout is one this path leaves to the general
     one (no element, a multi-pass variant)."""
+    global _launch_kernel
     try:
         va, vb = _arrays.view("a", a), _arrays.view("b", b)
         axis = _layout.normalize_dim(dim, len(va.shape))
@@ -129,6 +138,8 @@ def _learn(key: tuple, a: Any, b: Any, out: Any, dim: int, reverse: bool) -> _La
         return None
     device = va.device
     _driver.make_current(device)
+    if _launch_kernel is None:
+        _launch_kernel = _driver.driver().cuLaunchKernel
     arch = _kernels.device_arch(device)
     placement = _scan.pointer_placement(va.pointer, vb.pointer, vout.pointer)
     prepared = _scan.prepare(None, va, vout, axis, reverse, placement, arch)

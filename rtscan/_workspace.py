@@ -56,6 +56,9 @@ _lock = threading.Lock()
 _workspaces: dict[tuple, Workspace] = {}
 _scratch: dict[tuple, Workspace] = {}
 _retired: list[Workspace] = []
+# How many workspaces and scratches were replaced by larger ones: a thread's argument block keeps
+# its last workspace until this moves (rtscan/_scan.py, _ArgumentBlock.fill).
+replacements = 0
 
 
 def _key(device: int, stream: int) -> tuple:
@@ -129,6 +132,7 @@ def _replace(table: dict, key: tuple, old: Workspace | None, stream: int, needed
              what: str, remedy: str, geometric: bool = True) -> Workspace:
     """A new allocation of at least `needed` (and, if geometric, at least twice `old`) from
     allocate(capacity), put in `table` in place of `old`; called with _lock held."""
+    global replacements
     _driver.make_current(key[0])  # the torch path calls acquire() without making it current
     if _driver.stream_is_capturing(stream):
         raise RtscanError(f"{what}, which cannot happen during CUDA graph capture; {remedy}")
@@ -139,6 +143,7 @@ def _replace(table: dict, key: tuple, old: Workspace | None, stream: int, needed
         # the old address. The workspace grows geometrically, so its retired ones add up to less
         # than the newest; scratch grows only to what a call needs, at the cost of more steps.
         _retired.append(old)
+        replacements += 1
     table[key] = workspace
     return workspace
 

@@ -328,6 +328,26 @@ def test_the_argument_block_follows_each_calls_layout_and_workspace(recorder):
     assert block_values()[1] == _workspace._workspaces[_workspace._key(0, 6)].pointer != seen[4][0]
 
 
+def test_the_argument_block_looks_a_workspace_up_only_when_its_launch_changes(recorder, monkeypatch):
+    """A thread's block keeps its workspace while its launches keep their layout, device and stream
+    and no workspace is replaced (P272); then it takes the stream's current one."""
+    acquired, acquire = [], _workspace.acquire
+    monkeypatch.setattr(_workspace, "acquire", lambda *arguments: acquired.append(arguments) or acquire(*arguments))
+
+    def launched_workspace():
+        pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
+        return _workspace.TileWorkspace.from_address(pointers[5]).ticket
+
+    for stream, looked_up in ((5, 1), (5, 1), (6, 2), (6, 2), (5, 3)):
+        launch("lookback_regs", (2, 20000), stream=stream)
+        assert len(acquired) == looked_up, (stream, looked_up)
+        assert launched_workspace() == _workspace._workspaces[_workspace._key(0, stream)].pointer
+    acquire(0, 5, 100 * _workspace.MIN_CAPACITY)  # stream 5's workspace replaced by a larger one
+    launch("lookback_regs", (2, 20000), stream=5)
+    assert len(acquired) == 4
+    assert launched_workspace() == _workspace._workspaces[_workspace._key(0, 5)].pointer
+
+
 def launched_layout(recorder):
     pointers = (ctypes.c_void_p * 8).from_address(recorder.params_address)
     layout = _layout.SeqLayout.from_address(pointers[4])

@@ -26,9 +26,12 @@ def general_refused(monkeypatch):
 
 @pytest.fixture
 def launches(monkeypatch):
-    """The kernels launched (each launch's function), the launches still made."""
-    launched, launch = [], _driver.launch
+    """The kernels launched (each launch's function), the launches still made: the general path's
+    through _driver.launch, the torch path's through cuLaunchKernel itself."""
+    launched, launch, launch_kernel = [], _driver.launch, _driver.driver().cuLaunchKernel
     monkeypatch.setattr(_driver, "launch", lambda function, *rest: launched.append(function) or launch(function, *rest))
+    monkeypatch.setattr(_torch_path, "_launch_kernel",
+                        lambda function, *rest: launched.append(function) or launch_kernel(function, *rest))
     return launched
 
 
