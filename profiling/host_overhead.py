@@ -7,10 +7,10 @@ per call (launches queue up; 10,000 stay within the queue's capacity between syn
 often enough that the figure is the host's, not the GPU's; the GPU time is printed beside it).
 
 The cases take turns, --rounds times, each round timing calls / rounds calls of every case; the
-figure is a case's median round. In one pass of 10,000 calls a case after another (the seventeenth
-session's first run, results/h200/gpu-suite-2026-11-30-17.txt) each case came out about 5 us
-slower than the one before it, out= slower than without: the order, not the call, set part of
-each figure.
+figure is a case's median round, with the mean over all its calls (the issue's figure) beside it.
+In one pass of 10,000 calls a case after another (the seventeenth session's first run,
+results/h200/gpu-suite-2026-11-30-17.txt) each case came out about 5 us slower than the one before
+it, out= slower than without: the order, not the call, set part of each figure.
 
 A fifth case repeats only the launch of `scan(a, b, out=out)`, its arguments ready: the driver
 call under every case.
@@ -108,7 +108,9 @@ def main() -> None:
         host = statistics.median(h for h, _ in figures)
         gpu = statistics.median(g for _, g in figures)
         spread = f"{min(h for h, _ in figures):.2f}-{max(h for h, _ in figures):.2f}"
-        print(f"{name:<45} host {host:6.2f} us/call (rounds {spread})   GPU span {gpu:6.2f} us/call")
+        mean = statistics.fmean(h for h, _ in figures)  # the rounds' calls are equal in number: issue 4's mean
+        print(f"{name:<45} host {host:6.2f} us/call (rounds {spread}; mean of all {per_round * args.rounds} calls "
+              f"{mean:.2f})   GPU span {gpu:6.2f} us/call")
 
 
 if __name__ == "__main__":

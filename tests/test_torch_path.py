@@ -193,6 +193,22 @@ def test_right_whichever_context_is_current(rng, general_refused, launches):
 
 
 @pytest.mark.gpu
+def test_a_failed_launch_raises_the_drivers_error(rng, general_refused, monkeypatch):
+    """A launch failing for any reason but the current context raises DriverError naming
+    cuLaunchKernel and the driver's code, and is not made again."""
+    a, b = pair(rng, (3, 2000))
+    scan_and_check(a, b)  # learns the layout of an out given
+    drv = _driver.driver()
+    attempts = []
+    monkeypatch.setattr(_torch_path, "_launch_kernel",
+                        lambda *arguments: attempts.append(arguments) or (drv.CUresult.CUDA_ERROR_INVALID_VALUE,))
+    with pytest.raises(rtscan.DriverError, match="^cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE") as raised:
+        rtscan.scan(a, b, out=poisoned_like(a))
+    assert raised.value.code == int(drv.CUresult.CUDA_ERROR_INVALID_VALUE)
+    assert len(attempts) == 1
+
+
+@pytest.mark.gpu
 def test_a_replaced_tuning_entry_is_seen(rng, monkeypatch):
     monkeypatch.setattr(_torch_path, "_layouts", {})
     a, b = pair(rng, (3, 2000))
