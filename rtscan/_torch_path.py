@@ -98,7 +98,8 @@ def scan(a: Any, b: Any, out: Any, dim: Any, reverse: Any, stream: Any) -> Any:
     prepared = layout.prepared
     # From filling the block to the launch, nothing runs that could call rtscan again on this thread.
     block = _scan.argument_block()
-    block.fill(a_pointer, b_pointer, 0, out_pointer, prepared, device, stream_handle)  # a workspace in its context
+    # Fill takes the stream's workspace where the launch changed (grown, if need be, in the device's context).
+    block.fill(a_pointer, b_pointer, 0, out_pointer, prepared, device, stream_handle)
     # Launched without first asking which context is current (make_current, about 0.6 us of a
     # 16 us call: NOTES 157), and through cuLaunchKernel itself, not _driver.launch (its frame
     # about 0.2 us: P272).

@@ -143,8 +143,9 @@ def _replace(table: dict, key: tuple, old: Workspace | None, stream: int, needed
         # the old address. The workspace grows geometrically, so its retired ones add up to less
         # than the newest; scratch grows only to what a call needs, at the cost of more steps.
         _retired.append(old)
-        replacements += 1
     table[key] = workspace
+    if old is not None:  # counted once the table holds the new one: whoever sees the count finds it there
+        replacements += 1
     return workspace
 
 
