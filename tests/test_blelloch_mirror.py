@@ -184,7 +184,9 @@ def test_gpu_equals_mirror_bitwise(mirror, tiles, vec):
     the scalar path (time stride 2)."""
     from rtscan import _kernels, registry
 
-    shape = registry.resolve("blelloch").launch_shape(_kernels.device_arch(0), "float32", vec, 1 << 40)
+    variant, arch = registry.resolve("blelloch"), _kernels.device_arch(0)
+    length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", vec, 1 << 40).tile, tiles, vec)
+    shape = variant.launch_shape(arch, "float32", vec, length, 2)  # assert_gpu_equals_mirror scans two sequences
     wanted = (shape.block_threads, shape.items, shape.vec, shape.lookback_depth)
-    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "blelloch",
-                                      _mirrors.gpu_length(shape.tile, tiles, vec), vec == 1)
+    _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted), "blelloch", length, vec == 1,
+                                      shape)

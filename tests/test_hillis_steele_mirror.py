@@ -186,8 +186,10 @@ def test_gpu_equals_mirror_bitwise(mirror, tiles):
     """The registered hillis_steele shape on the GPU gives the mirror's bits."""
     from rtscan import _kernels, registry
 
-    shape = registry.resolve("hillis_steele").launch_shape(_kernels.device_arch(0), "float32", 1, 1 << 40)
+    variant, arch = registry.resolve("hillis_steele"), _kernels.device_arch(0)
+    length = _mirrors.gpu_length(variant.launch_shape(arch, "float32", 1, 1 << 40).tile, tiles, 1)
+    shape = variant.launch_shape(arch, "float32", 1, length, 2)  # assert_gpu_equals_mirror scans two sequences
     # The mirror's shapes are keyed by block size alone (one step per thread, scalar only).
     block_sizes = {i: s[0] for i, s in SHAPES.items()}
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(block_sizes, shape.block_threads),
-                                      "hillis_steele", _mirrors.gpu_length(shape.tile, tiles, 1), False)
+                                      "hillis_steele", length, False, shape)

@@ -235,7 +235,7 @@ def test_gpu_equals_mirror_bitwise(mirror, form, tiles, vec):
     shape = variant.launch_shape(_kernels.device_arch(0), "float32", vec, length, 2)
     wanted = (shape.block_threads, shape.items, shape.vec, shape.carries.block_threads, shape.carries.items)
     _mirrors.assert_gpu_equals_mirror(mirror, _mirrors.built_shape_id(SHAPES, wanted) + FORMS[form], form,
-                                      length, vec == 1)
+                                      length, vec == 1, shape)
 
 
 @pytest.mark.gpu
